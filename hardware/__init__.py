@@ -1,0 +1,1 @@
+"""Built-in hardware specs (YAML), installed as roofcalc.hwdata."""

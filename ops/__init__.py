@@ -1,0 +1,1 @@
+"""Built-in op definitions (YAML), installed as roofcalc.opdata."""

@@ -1,0 +1,325 @@
+"""The roofcalc command line: parse, call the library, render. No arithmetic here.
+
+Exit codes: 0 ok, 1 a domain error (valid request that cannot be answered),
+2 a usage error (unknown names, malformed values or files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import click
+
+from ._version import __version__
+
+DEFAULT_HW = "h100"
+
+
+class InputClickError(click.ClickException):
+    """A usage error printed as one line (no usage block), exit code 2."""
+
+    exit_code = 2
+
+
+class RoofcalcGroup(click.Group):
+    """Maps library errors to click exceptions; no tracebacks unless ROOFCALC_DEBUG=1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from .errors import RoofcalcError
+
+        try:
+            return super().invoke(ctx)
+        except RoofcalcError as e:
+            if os.environ.get("ROOFCALC_DEBUG"):
+                raise
+            if e.exit_code == 2:
+                raise InputClickError(str(e)) from None
+            raise click.ClickException(str(e)) from None
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            raise click.Abort() from None
+        except Exception as e:  # a bug: say so in one line, keep the traceback for debugging
+            if os.environ.get("ROOFCALC_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"internal error: {type(e).__name__}: {e} (set ROOFCALC_DEBUG=1 for the traceback)"
+            ) from None
+
+
+class IntType(click.ParamType):
+    """Integers with optional binary suffixes (8k = 8192) and exponents (1e6)."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        from .units import parse_int
+
+        try:
+            return parse_int(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+class SizeType(click.ParamType):
+    """Memory sizes: 98304, 96k, 96K, 96KB, 96KiB, 0x18000 (k = 1024 bytes)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                self.fail(f"size {value} is negative", param, ctx)
+            return value
+        from .units import parse_size
+
+        try:
+            return parse_size(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+class NameType(click.ParamType):
+    """A name from a fixed list, case-insensitive, with a did-you-mean on error."""
+
+    def __init__(self, choices: list[str], what: str) -> None:
+        self.choices = choices
+        self.name = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from .errors import suggest
+
+        s = str(value).strip().lower()
+        if s not in self.choices:
+            self.fail(f"unknown {self.name} {value!r}{suggest(s, self.choices)}; choose from "
+                      f"{', '.join(self.choices)}", param, ctx)
+        return s
+
+
+def emit_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def hw_options(f: Any) -> Any:
+    f = click.option("--hw-file", type=click.Path(dir_okay=False), default=None,
+                     help="a hardware YAML file of your own (overrides --hw)")(f)
+    f = click.option("--hw", "hw_name", default=None, metavar="NAME",
+                     help=f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HW}; see 'roofcalc hw list')")(f)
+    return f
+
+
+def resolve_hw(hw_name: str | None, hw_file: str | None, calibration: str | None = None) -> Any:
+    from .hardware import load_hardware, load_hardware_file
+
+    if calibration:
+        cal = load_hardware_file(calibration)
+        if cal.calibration is None:
+            raise InputClickError(f"{calibration}: not a calibration file (no 'calibration:' section)")
+        base = hw_name or os.environ.get("ROOFCALC_HW")
+        if base and load_hardware(base).id != cal.calibration.base:
+            raise InputClickError(f"{calibration}: calibrates {cal.calibration.base}, not {base}")
+        return cal
+    if hw_file:
+        return load_hardware_file(hw_file)
+    return load_hardware(hw_name or os.environ.get("ROOFCALC_HW") or DEFAULT_HW)
+
+
+@click.group(cls=RoofcalcGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="roofcalc")
+def cli() -> None:
+    """Roofline and occupancy calculator for GPU kernels.
+
+    \b
+    Examples:
+      roofcalc op gemm --m 8192 --hw h100
+      roofcalc occupancy --hw h100 --threads 256 --regs 64 --smem 96k
+      roofcalc hw show h100
+    """
+
+
+# ---------------------------------------------------------------- op
+
+
+def _op_command(name: str) -> click.Command:
+    from .dtypes import DTYPES
+    from .opdefs import load_op
+
+    opdef = load_op(name)
+
+    def callback(hw_name: str | None, hw_file: str | None, calibration: str | None,
+                 as_json: bool, **params: Any) -> None:
+        from .roofline import analyze
+
+        hw = resolve_hw(hw_name, hw_file, calibration)
+        result = analyze(opdef, hw, **params)
+        if as_json:
+            emit_json(result.model_dump(mode="json"))
+            return
+        from .render import console, op_result
+
+        op_result(console(), result)
+
+    params: list[click.Parameter] = []
+    if opdef.presets is not None:
+        from .presets import load_presets
+
+        names = list(load_presets(opdef.presets.file).presets)
+        params.append(click.Option([f"--{opdef.presets.option}"], type=NameType(names, "model"),
+                                   default=None, help=f"{opdef.presets.help}: {', '.join(names)}"))
+    for pname, p in opdef.all_params.items():
+        flag = "--" + pname.replace("_", "-")
+        default_txt = (f"default: {p.default}" if p.default is not None and p.default != 2**63 - 1
+                       else f"default: {p.default_from}" if p.default_from else "")
+        units = f" [{p.units}]" if p.units else ""
+        help_ = f"{p.help}{units}" + (f" ({default_txt})" if default_txt else "")
+        if p.type == "bool":
+            params.append(click.Option([f"{flag}/--no-{flag[2:]}", pname], default=None, help=help_))
+        elif p.type == "int":
+            params.append(click.Option([flag, pname], type=IntType(), default=None, help=help_))
+        elif p.type == "float":
+            params.append(click.Option([flag, pname], type=float, default=None, help=help_))
+        elif p.type == "dtype":
+            params.append(click.Option([flag, pname], type=NameType(DTYPES, "dtype"), default=None, help=help_))
+        else:
+            params.append(click.Option([flag, pname], type=NameType(p.choices or [], pname), default=None, help=help_))
+    params += [
+        click.Option(["--hw", "hw_name"], default=None, metavar="NAME",
+                     help=f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HW})"),
+        click.Option(["--hw-file"], type=click.Path(dir_okay=False), default=None,
+                     help="a hardware YAML file of your own"),
+        click.Option(["--calibration"], type=click.Path(dir_okay=False), default=None,
+                     help="use the ceilings measured by 'roofcalc probe --save-calibration'"),
+        click.Option(["--json", "as_json"], is_flag=True, help="print one JSON object on stdout"),
+    ]
+    doc = f"{opdef.summary}.\n\n" + (f"{opdef.description}\n\n" if opdef.description else "")
+    doc += f"\b\nExample:\n  {opdef.example}"
+    return click.Command(name, params=params, callback=callback, help=doc,
+                         context_settings={"help_option_names": ["-h", "--help"]})
+
+
+class OpGroup(click.Group):
+    """`roofcalc op NAME`: one subcommand per ops/*.yaml, options from the file."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from .opdefs import op_names
+
+        return op_names()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from .opdefs import op_names
+
+        if cmd_name.lower() not in op_names():
+            return None
+        return _op_command(cmd_name.lower())
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        from .errors import suggest
+        from .opdefs import op_names
+
+        name = args[0]
+        cmd = self.get_command(ctx, name)
+        if cmd is None:
+            if name.startswith("-"):
+                return super().resolve_command(ctx, args)
+            names = op_names()
+            raise InputClickError(f"unknown op {name!r}{suggest(name, names)}; known: {', '.join(names)}")
+        return cmd.name, cmd, args[1:]
+
+
+def _list_ops(as_json: bool) -> None:
+    from .opdefs import load_op, op_names
+
+    ops = [load_op(n) for n in op_names()]
+    if as_json:
+        emit_json([{"version": 1, "op": o.name, "summary": o.summary,
+                    "params": {k: p.model_dump(exclude_none=True) for k, p in o.all_params.items()},
+                    "presets": o.presets.option if o.presets else None} for o in ops])
+        return
+    from .render import console, op_list
+
+    op_list(console(), ops)
+
+
+@cli.group(cls=OpGroup, invoke_without_command=True)
+@click.option("--list", "list_", is_flag=True, help="list the ops and their parameters")
+@click.option("--json", "as_json", is_flag=True, help="with --list: print JSON")
+@click.pass_context
+def op(ctx: click.Context, list_: bool, as_json: bool) -> None:
+    """FLOPs, bytes, intensity, bound and predicted time of an op on a GPU.
+
+    \b
+    Examples:
+      roofcalc op gemm --m 8192 --hw h100
+      roofcalc op attention --seq 8192 --heads 32 --kv-heads 8 --causal --impl flash
+      roofcalc op decode --model llama-3.1-8b --batch 1 --context 1024
+      roofcalc op --list
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if list_:
+        _list_ops(as_json)
+        return
+    click.echo(ctx.get_help())
+    ctx.exit(2)
+
+
+# ---------------------------------------------------------------- hw
+
+
+@cli.group()
+def hw() -> None:
+    """The hardware registry: list it, or show one device with every figure's source.
+
+    \b
+    Examples:
+      roofcalc hw list
+      roofcalc hw show h100
+    """
+
+
+@hw.command("list")
+@click.option("--json", "as_json", is_flag=True, help="print JSON on stdout")
+def hw_list(as_json: bool) -> None:
+    """List the built-in hardware.
+
+    \b
+    Example:
+      roofcalc hw list
+    """
+    from .hardware import all_hardware
+
+    hws = all_hardware()
+    if as_json:
+        emit_json([h.model_dump(mode="json") | {"version": 1} for h in hws])
+        return
+    from .render import console, hw_list as render
+
+    render(console(), hws)
+
+
+@hw.command("show")
+@click.argument("name", required=False)
+@click.option("--hw-file", type=click.Path(dir_okay=False), default=None, help="show a hardware YAML file of your own")
+@click.option("--json", "as_json", is_flag=True, help="print JSON on stdout")
+def hw_show(name: str | None, hw_file: str | None, as_json: bool) -> None:
+    """Show every figure of one device, with its source and kind.
+
+    \b
+    Example:
+      roofcalc hw show h100
+    """
+    hw = resolve_hw(name, hw_file)
+    if as_json:
+        emit_json(hw.model_dump(mode="json") | {"version": 1})
+        return
+    from .render import console, hw_show as render
+
+    render(console(), hw)
+
+
+def main() -> None:  # pragma: no cover - console-script shim
+    cli()

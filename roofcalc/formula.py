@@ -1,0 +1,238 @@
+"""A whitelisting evaluator for the formulas in op files. Never ``eval``.
+
+Allowed: integer and decimal numbers, string constants (for comparisons such as
+``impl == 'flash'``), declared names, ``+ - * / // ** %``, comparisons, ``and``,
+``or``, ``not``, conditional expressions (``a if cond else b``) and the calls
+``min``, ``max``, ``ceil``, ``floor``, ``log2``, ``sqrt``.
+
+Arithmetic is exact: integers stay integers and ``/`` gives a ``Fraction``, so
+FLOP and byte counts are exact however large they get. ``sqrt`` and ``log2``
+return floats.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any, Union
+
+Number = Union[int, Fraction, float]
+Value = Union[int, Fraction, float, str, bool]
+
+MAX_EXPONENT = 256
+
+
+class FormulaError(Exception):
+    """A formula that is malformed or names something not allowed (raised at load time)."""
+
+
+class EvalError(Exception):
+    """A formula that cannot be evaluated for the given values (division by zero...)."""
+
+
+def _ceil(x: Number) -> int:
+    return math.ceil(x)
+
+
+def _floor(x: Number) -> int:
+    return math.floor(x)
+
+
+def _log2(x: Number) -> float:
+    if x <= 0:
+        raise EvalError(f"log2 of a non-positive number ({x})")
+    return math.log2(x)
+
+
+def _sqrt(x: Number) -> float:
+    if x < 0:
+        raise EvalError(f"sqrt of a negative number ({x})")
+    return math.sqrt(x)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min,
+    "max": max,
+    "ceil": _ceil,
+    "floor": _floor,
+    "log2": _log2,
+    "sqrt": _sqrt,
+}
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: (Fraction(a) / Fraction(b)) if not isinstance(a, float) and not isinstance(b, float) else a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+}
+_CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+class Formula:
+    """A parsed, checked formula. ``Formula("2*m*n*k", names={"m","n","k"})``."""
+
+    __slots__ = ("names", "text", "tree")
+
+    def __init__(self, text: str | int | float, names: Iterable[str]) -> None:
+        if isinstance(text, bool):
+            text = int(text)
+        if isinstance(text, (int, float)):
+            text = repr(text)
+        if not isinstance(text, str) or not text.strip():
+            raise FormulaError("empty formula")
+        self.text = text.strip()
+        if len(self.text) > 2000:
+            raise FormulaError("formula is longer than 2000 characters")
+        try:
+            tree = ast.parse(self.text, mode="eval")
+        except SyntaxError as e:
+            raise FormulaError(f"syntax error in {self.text!r}: {e.msg}") from None
+        allowed = set(names)
+        used: set[str] = set()
+        _check(tree.body, allowed, used)
+        self.tree = tree.body
+        self.names = frozenset(used)
+
+    def __repr__(self) -> str:
+        return f"Formula({self.text!r})"
+
+    def evaluate(self, env: Mapping[str, Value]) -> Value:
+        try:
+            return _eval(self.tree, env)
+        except ZeroDivisionError:
+            raise EvalError(f"division by zero in {self.text!r}") from None
+        except OverflowError:
+            raise EvalError(f"number too large in {self.text!r}") from None
+        except TypeError as e:
+            raise EvalError(f"cannot evaluate {self.text!r}: {e}") from None
+
+
+def _check(node: ast.AST, allowed: set[str], used: set[str]) -> None:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float, str)):
+            raise FormulaError(f"constant {node.value!r} is not allowed")
+        return
+    if isinstance(node, ast.Name):
+        if node.id in FUNCTIONS:
+            raise FormulaError(f"{node.id!r} is a function; call it")
+        if node.id not in allowed:
+            raise FormulaError(f"unknown name {node.id!r}")
+        used.add(node.id)
+        return
+    if isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINOPS:
+            raise FormulaError(f"operator {type(node.op).__name__} is not allowed")
+        _check(node.left, allowed, used)
+        _check(node.right, allowed, used)
+        return
+    if isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
+            raise FormulaError(f"operator {type(node.op).__name__} is not allowed")
+        _check(node.operand, allowed, used)
+        return
+    if isinstance(node, ast.BoolOp):
+        for v in node.values:
+            _check(v, allowed, used)
+        return
+    if isinstance(node, ast.Compare):
+        for op in node.ops:
+            if type(op) not in _CMPOPS:
+                raise FormulaError(f"comparison {type(op).__name__} is not allowed")
+        _check(node.left, allowed, used)
+        for c in node.comparators:
+            _check(c, allowed, used)
+        return
+    if isinstance(node, ast.IfExp):
+        for part in (node.test, node.body, node.orelse):
+            _check(part, allowed, used)
+        return
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            what = ast.unparse(node.func)
+            raise FormulaError(f"call of {what!r} is not allowed (allowed: {', '.join(FUNCTIONS)})")
+        if node.keywords or not node.args:
+            raise FormulaError(f"{node.func.id}() takes positional arguments only")
+        for a in node.args:
+            _check(a, allowed, used)
+        return
+    if isinstance(node, ast.Attribute):
+        raise FormulaError(f"attribute access {ast.unparse(node)!r} is not allowed")
+    if isinstance(node, ast.Subscript):
+        raise FormulaError(f"subscript {ast.unparse(node)!r} is not allowed")
+    raise FormulaError(f"{type(node).__name__} is not allowed in a formula")
+
+
+def _const(v: Any) -> Value:
+    if isinstance(v, float):
+        return Fraction(repr(v))  # 0.5 in a file means exactly one half
+    return v  # type: ignore[no-any-return]
+
+
+def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
+    if isinstance(node, ast.Constant):
+        return _const(node.value)
+    if isinstance(node, ast.Name):
+        v = env[node.id]
+        return int(v) if isinstance(v, bool) else v
+    if isinstance(node, ast.BinOp):
+        a = _eval(node.left, env)
+        b = _eval(node.right, env)
+        if isinstance(a, str) or isinstance(b, str):
+            raise EvalError("arithmetic on a string")
+        if isinstance(node.op, ast.Pow) and (not isinstance(b, int) or abs(b) > MAX_EXPONENT):
+            if not (isinstance(b, (Fraction, float)) and abs(b) <= MAX_EXPONENT):
+                raise EvalError(f"exponent {b} is too large")
+        return _norm(_BINOPS[type(node.op)](a, b))
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, env)
+        if isinstance(node.op, ast.Not):
+            return not v
+        if isinstance(v, str):
+            raise EvalError("arithmetic on a string")
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_eval(v, env) for v in node.values)
+        return any(_eval(v, env) for v in node.values)
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, env)
+        for op, comp in zip(node.ops, node.comparators):
+            right = _eval(comp, env)
+            if not _CMPOPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body, env) if _eval(node.test, env) else _eval(node.orelse, env)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)  # guaranteed by _check
+        args = [_eval(a, env) for a in node.args]
+        return _norm(FUNCTIONS[node.func.id](*args))
+    raise EvalError(f"cannot evaluate {type(node).__name__}")
+
+
+def _norm(v: Any) -> Value:
+    if isinstance(v, Fraction) and v.denominator == 1:
+        return int(v)
+    return v  # type: ignore[no-any-return]
+
+
+def as_exact(v: Value) -> int | Fraction | float:
+    """Numbers out of the evaluator: bools become ints; strings are an error."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, str):
+        raise EvalError(f"expected a number, got the string {v!r}")
+    return v

@@ -1,0 +1,200 @@
+"""Op definitions: pydantic models of ``ops/*.yaml`` and their loading.
+
+An op file declares its parameters (with types, defaults, help and units), named
+intermediate terms, a FLOP formula, byte terms (summed for the total and listed in
+the breakdown), optional checks, informational values and warnings. Formulas are
+parsed and checked against the declared names when the file is loaded.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from .dtypes import DTYPES
+from .errors import InputError, SpecError, suggest
+from .formula import Formula, FormulaError
+from .specfile import parse_yaml, read_text, validate
+
+# Names a formula may use besides the op's own parameters and terms. They are
+# bound from the hardware at analysis time.
+HARDWARE_NAMES = ("smem_per_sm_bytes", "l2_bytes", "sm_count")
+
+MAX_INT_PARAM = 2**63 - 1  # sizes beyond int64 are absurd for any real tensor
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Param(_Strict):
+    type: Literal["int", "float", "bool", "choice", "dtype"]
+    help: str
+    default: int | float | bool | str | None = None
+    default_from: str | None = None
+    units: str | None = None
+    choices: list[str] | None = None
+    min: int | float | None = None
+    max: int | float | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Param:
+        if self.type == "choice" and not self.choices:
+            raise ValueError("a choice parameter needs 'choices'")
+        if self.type == "dtype" and self.default is not None and self.default not in DTYPES:
+            raise ValueError(f"default dtype {self.default!r} is not one of {', '.join(DTYPES)}")
+        if self.type == "choice" and self.default is not None and self.default not in (self.choices or []):
+            raise ValueError(f"default {self.default!r} is not among the choices")
+        if self.type == "int" and self.default is not None and (
+            isinstance(self.default, bool) or not isinstance(self.default, int)
+        ):
+            raise ValueError(f"default {self.default!r} of an int parameter must be an integer")
+        if self.type == "bool" and self.default is not None and not isinstance(self.default, bool):
+            raise ValueError("default of a bool parameter must be true or false")
+        return self
+
+
+class ByteTerm(_Strict):
+    expr: str | int
+    help: str
+
+
+class Check(_Strict):
+    expr: str
+    message: str
+
+
+class Warn(_Strict):
+    when: str
+    message: str
+
+
+class Info(_Strict):
+    expr: str | int
+    help: str
+    when: str | None = None
+
+
+class Presets(_Strict):
+    option: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    file: str = Field(pattern=r"^[A-Za-z0-9_.-]+\.yaml$")
+    help: str
+
+
+class OpDef(_Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    summary: str
+    description: str | None = None
+    example: str
+    dtype_default: str = "bf16"
+    params: dict[str, Param] = Field(min_length=1)
+    terms: dict[str, str | int] = {}
+    flops: str | int
+    bytes: dict[str, ByteTerm] = Field(min_length=1)
+    checks: list[Check] = []
+    info: dict[str, Info] = {}
+    warnings: list[Warn] = []
+    launches: str | int = 1
+    presets: Presets | None = None
+    notes: list[str] = []
+
+    _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
+
+    @field_validator("params")
+    @classmethod
+    def _param_names(cls, v: dict[str, Param]) -> dict[str, Param]:
+        for name in v:
+            if not name.isidentifier() or not name.islower():
+                raise ValueError(f"parameter name {name!r} must be a lower-case identifier")
+            if name == "dtype":
+                raise ValueError("'dtype' is implicit; set dtype_default instead")
+        return v
+
+    @model_validator(mode="after")
+    def _compile(self) -> OpDef:
+        if self.dtype_default not in DTYPES:
+            raise ValueError(f"dtype_default {self.dtype_default!r} is not one of {', '.join(DTYPES)}")
+        names: set[str] = {"dtype", "dtype_bytes", *HARDWARE_NAMES}
+        for pname, p in self.params.items():
+            if p.default_from is not None and p.default_from not in names:
+                raise ValueError(f"params.{pname}.default_from: {p.default_from!r} is not an earlier parameter")
+            names.add(pname)
+            if p.type == "dtype":
+                names.add(f"{pname}_bytes")
+        comp: dict[str, Formula] = {}
+
+        def compile_(key: str, text: str | int) -> None:
+            try:
+                comp[key] = Formula(text, names)
+            except FormulaError as e:
+                raise ValueError(f"{key}: {e}") from None
+
+        for tname, text in self.terms.items():
+            if tname in names:
+                raise ValueError(f"terms.{tname}: name already used")
+            compile_(f"terms.{tname}", text)
+            names.add(tname)
+        compile_("flops", self.flops)
+        compile_("launches", self.launches)
+        for bname, bt in self.bytes.items():
+            compile_(f"bytes.{bname}.expr", bt.expr)
+        for i, c in enumerate(self.checks):
+            compile_(f"checks.{i}.expr", c.expr)
+        for iname, inf in self.info.items():
+            compile_(f"info.{iname}.expr", inf.expr)
+            if inf.when is not None:
+                compile_(f"info.{iname}.when", inf.when)
+        for i, w in enumerate(self.warnings):
+            compile_(f"warnings.{i}.when", w.when)
+        self._compiled = comp
+        return self
+
+    def formula(self, key: str) -> Formula:
+        return self._compiled[key]
+
+    @property
+    def all_params(self) -> dict[str, Param]:
+        """The op's parameters with the implicit dtype first."""
+        dt = Param(type="dtype", help="element type; sets element size and which peak applies",
+                   default=self.dtype_default)
+        return {"dtype": dt, **self.params}
+
+
+# ------------------------------------------------------------------ loading
+
+
+def _op_files() -> dict[str, Any]:
+    from importlib.resources import files
+
+    root = files("roofcalc.opdata")
+    return {p.name[: -len(".yaml")]: p for p in root.iterdir() if p.name.endswith(".yaml")}
+
+
+def op_names() -> list[str]:
+    from .presets import PRESET_FILES
+
+    return sorted(n for n in _op_files() if f"{n}.yaml" not in PRESET_FILES)
+
+
+@functools.lru_cache(maxsize=None)
+def load_op(name: str) -> OpDef:
+    files = _op_files()
+    key = name.strip().lower()
+    if key not in files or key not in op_names():
+        raise InputError(f"unknown op {name!r}{suggest(name, op_names())}; see 'roofcalc op --list'")
+    label = f"ops/{key}.yaml"
+    data = parse_yaml(files[key].read_text(encoding="utf-8"), label)
+    return validate(OpDef, data, label)
+
+
+def load_op_file(path: str | Path) -> OpDef:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such op file")
+    return validate(OpDef, parse_yaml(read_text(p), str(p)), str(p))
+
+
+__all__ = ["OpDef", "Param", "SpecError", "load_op", "load_op_file", "op_names"]

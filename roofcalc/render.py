@@ -1,0 +1,168 @@
+"""Rich rendering of result models. No arithmetic beyond formatting."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .units import fmt_binary, fmt_bytes, fmt_time, si
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .hardware import Hardware
+    from .opdefs import OpDef
+    from .roofline import RooflineResult
+
+
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "120"))
+    return Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+
+
+def _kv_table(title: str | None = None) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, box=box.SIMPLE_HEAD, show_header=False, title_justify="left", pad_edge=False)
+    t.add_column("", style="bold", no_wrap=True)
+    t.add_column("", justify="right", no_wrap=True)
+    t.add_column("", style="dim")
+    return t
+
+
+def bound_text(bound: str) -> Any:
+    from rich.text import Text
+
+    if bound == "compute":
+        return Text(" COMPUTE-BOUND ", style="bold white on dark_green")
+    return Text(" MEMORY-BOUND ", style="bold white on dark_red")
+
+
+def op_result(c: Console, r: RooflineResult) -> None:
+    from rich.table import Table
+
+    params = "  ".join(f"{k}={v}" for k, v in r.params.items())
+    cal = " [calibrated]" if r.calibrated else ""
+    c.print(f"[bold]{r.op}[/bold] on [bold]{r.hardware_name}[/bold]{cal}, {r.dtype}   [dim]{params}[/dim]")
+    t = _kv_table()
+    t.add_row("FLOPs", si(r.flops, "FLOP"), f"{r.flops:,}" if isinstance(r.flops, int) else "")
+    t.add_row("bytes moved", fmt_bytes(r.bytes), f"{r.bytes:,}" if isinstance(r.bytes, int) else "")
+    t.add_row("intensity", f"{r.intensity:,.4g} FLOP/B", "")
+    t.add_row("ridge", f"{r.ridge:,.4g} FLOP/B", f"{si(r.peak_flops_per_s, 'FLOP/s')} / {si(r.bandwidth_bytes_per_s, 'B/s')}")
+    rel = r.intensity / r.ridge
+    t.add_row("bound", bound_text(r.bound), f"intensity is {rel:.3g}x the ridge")
+    t.add_row("time at peak compute", fmt_time(r.t_compute_s), "")
+    t.add_row("time at peak bandwidth", fmt_time(r.t_memory_s), "")
+    t.add_row("launch overhead", fmt_time(r.t_overhead_s), f"{r.launches} launch(es)" if r.t_overhead_s else "none given")
+    t.add_row("[bold]predicted time[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", "max(compute, memory) + overhead")
+    t.add_row("attainable", si(r.attainable_flops_per_s, "FLOP/s"), f"{r.fraction_of_peak:.1%} of peak")
+    c.print(t)
+
+    b = Table(title="bytes by term", title_justify="left", show_edge=False, pad_edge=False)
+    b.add_column("term", no_wrap=True)
+    b.add_column("bytes", justify="right", no_wrap=True)
+    b.add_column("share", justify="right")
+    b.add_column("what", style="dim")
+    for item in r.bytes_breakdown:
+        if item.bytes == 0:
+            continue
+        b.add_row(item.term, fmt_bytes(item.bytes), f"{item.bytes / r.bytes:.1%}", item.help)
+    c.print(b)
+    for i in r.info:
+        val = fmt_bytes(i.value) if i.name.endswith("bytes") else (si(i.value) if abs(i.value) >= 1e4 else f"{i.value:g}")
+        c.print(f"[cyan]{i.name}[/cyan] = {val}   [dim]{i.help}[/dim]")
+    for w in r.warnings:
+        c.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def op_list(c: Console, ops: list[OpDef]) -> None:
+    from rich.table import Table
+
+    t = Table(title="ops", title_justify="left", show_lines=False)
+    t.add_column("op", style="bold", no_wrap=True)
+    t.add_column("parameters (default)")
+    t.add_column("what")
+    for op in ops:
+        parts = []
+        for name, p in op.all_params.items():
+            d = p.default if p.default is not None else (f"={p.default_from}" if p.default_from else "required")
+            parts.append(f"--{name.replace('_', '-')} ({d})")
+        if op.presets:
+            parts.insert(0, f"--{op.presets.option} PRESET")
+        t.add_row(op.name, " ".join(parts), op.summary)
+    c.print(t)
+
+
+def hw_list(c: Console, hws: list[Hardware]) -> None:
+    from rich.table import Table
+
+    t = Table(title="hardware registry (dense peaks)", title_justify="left")
+    for col, j in (("id", "left"), ("name", "left"), ("CC / family", "left"), ("SMs", "right"),
+                   ("bf16", "right"), ("fp32", "right"), ("bandwidth", "right"), ("memory", "right"),
+                   ("bf16 ridge", "right")):
+        t.add_column(col, justify=j, no_wrap=(col != "name"))  # type: ignore[arg-type]
+    for hw in hws:
+        bf = hw.peak_flops_per_s.get("bf16") or hw.peak_flops_per_s.get("fp16")
+        fp32 = hw.peak_flops_per_s.get("fp32")
+        sms = hw.sm_value("sm_count")
+        t.add_row(
+            hw.id, hw.name, hw.compute_capability or hw.gpu_family or "",
+            str(sms) if sms else "-",
+            si(bf.value, "FLOP/s") if bf else "-",
+            si(fp32.value, "FLOP/s") if fp32 else "-",
+            si(hw.bandwidth, "B/s"),
+            fmt_bytes(hw.memory.capacity_bytes.value),
+            f"{bf.value / hw.bandwidth:.0f}" if bf else "-",
+        )
+    c.print(t)
+
+
+def _fig_value(path: str, value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) + " KiB"
+    if "flops_per_s" in path:
+        return si(value, "FLOP/s")
+    if path.endswith("bytes_per_s"):
+        return si(value, "B/s")
+    if path.startswith("sm.") and path.endswith("_bytes"):
+        return fmt_binary(int(value))
+    if path.endswith("_bytes"):
+        return fmt_bytes(value)
+    if path.endswith("_mhz"):
+        return f"{value:g} MHz"
+    if path.endswith("_s"):
+        return fmt_time(value)
+    return f"{value:g}"
+
+
+def hw_show(c: Console, hw: Hardware) -> None:
+    from rich.table import Table
+
+    ident = hw.compute_capability and f"compute capability {hw.compute_capability}" or f"GPU family {hw.gpu_family}"
+    c.print(f"[bold]{hw.name}[/bold] ({hw.id}; {hw.vendor}; {ident}; aliases: {', '.join(hw.aliases) or '-'})")
+    if hw.calibration:
+        cal = hw.calibration
+        c.print(f"[cyan]calibrated[/cyan] from {cal.base} on {cal.device_name}, {cal.date}: {cal.command}")
+    t = Table(show_edge=False, pad_edge=False)
+    t.add_column("figure", no_wrap=True)
+    t.add_column("value", justify="right", no_wrap=True)
+    t.add_column("kind", no_wrap=True)
+    t.add_column("source")
+    for path, fig in hw.figures():
+        src = hw.sources[fig.source]
+        note = f" [dim]({fig.note})[/dim]" if fig.note else ""
+        t.add_row(path, _fig_value(path, fig.value), fig.kind, f"{src.title}{note}")
+    c.print(t)
+    if hw.unknown:
+        c.print("[bold]not published / unknown[/bold]")
+        for k, why in hw.unknown.items():
+            c.print(f"  {k}: {why}")
+    urls = [f"  {k}: {s.url}" for k, s in hw.sources.items() if s.url]
+    if urls:
+        c.print("[bold]source addresses[/bold]")
+        for u in urls:
+            c.print(u)

@@ -1,0 +1,322 @@
+"""The arithmetic-intensity engine: pure functions, no I/O, no printing.
+
+``analyze(op, hardware, **params)`` evaluates an op definition's formulas for the
+given parameters and places the result on the hardware's roofline:
+
+    t_compute  = flops / peak(dtype)
+    t_memory   = bytes / bandwidth
+    predicted  = max(t_compute, t_memory) + launches * launch_overhead
+    attainable = min(peak, bandwidth * intensity)        (the roofline itself)
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .dtypes import DTYPES, ELEMENT_BYTES
+from .errors import DomainError, InputError, suggest
+from .formula import EvalError, Value, as_exact
+from .hardware import Hardware, load_hardware
+from .opdefs import HARDWARE_NAMES, MAX_INT_PARAM, OpDef, Param, load_op
+from .presets import get_preset
+
+SCHEMA_VERSION = 1
+
+
+class ByteItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    term: str
+    bytes: int | float
+    help: str
+
+
+class InfoItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: int | float
+    help: str
+
+
+class RooflineResult(BaseModel):
+    """Everything ``roofcalc op`` prints; ``--json`` is ``model_dump(mode='json')``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int = SCHEMA_VERSION
+    op: str
+    hardware: str
+    hardware_name: str
+    dtype: str
+    params: dict[str, int | float | bool | str]
+    flops: int | float
+    bytes: int | float
+    bytes_breakdown: list[ByteItem]
+    intensity: float
+    ridge: float
+    bound: Literal["memory", "compute"]
+    peak_flops_per_s: float
+    bandwidth_bytes_per_s: float
+    t_compute_s: float
+    t_memory_s: float
+    launches: int
+    t_overhead_s: float
+    predicted_s: float
+    attainable_flops_per_s: float
+    fraction_of_peak: float
+    calibrated: bool
+    info: list[InfoItem]
+    warnings: list[str]
+
+
+# ------------------------------------------------------------ parameters
+
+
+def _coerce(name: str, p: Param, value: Any) -> int | float | bool | str:
+    opt = "--" + name.replace("_", "-")
+    if p.type == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            elif isinstance(value, str):
+                from .units import parse_int
+
+                try:
+                    value = parse_int(value)
+                except ValueError as e:
+                    raise InputError(f"{opt}: {e}") from None
+            else:
+                raise InputError(f"{opt}: {value!r} is not an integer")
+        lo = 1 if p.min is None else p.min
+        if value < lo:
+            raise InputError(f"{opt}: must be at least {lo:g} (got {value})")
+        hi = MAX_INT_PARAM if p.max is None else p.max
+        if value > hi:
+            raise InputError(f"{opt}: {value} is absurdly large (limit {hi:g})")
+        return int(value)
+    if p.type == "float":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{opt}: {value!r} is not a number") from None
+        if f != f or f in (float("inf"), float("-inf")):
+            raise InputError(f"{opt}: {value!r} is not a finite number")
+        if p.min is not None and f < p.min:
+            raise InputError(f"{opt}: must be at least {p.min:g} (got {f:g})")
+        if p.max is not None and f > p.max:
+            raise InputError(f"{opt}: must be at most {p.max:g} (got {f:g})")
+        return f
+    if p.type == "bool":
+        if isinstance(value, bool):
+            return value
+        s = str(value).strip().lower()
+        if s in ("1", "true", "yes", "on"):
+            return True
+        if s in ("0", "false", "no", "off"):
+            return False
+        raise InputError(f"{opt}: {value!r} is not true or false")
+    s = str(value).strip().lower()
+    choices = DTYPES if p.type == "dtype" else (p.choices or [])
+    if s not in choices:
+        raise InputError(f"{opt}: unknown {'dtype' if p.type == 'dtype' else 'value'} {value!r}"
+                         f"{suggest(s, choices)}; choose from {', '.join(choices)}")
+    return s
+
+
+def resolve_params(op: OpDef, given: dict[str, Any]) -> dict[str, int | float | bool | str]:
+    """Fill in defaults and presets, coerce and range-check every parameter."""
+    given = {k.replace("-", "_"): v for k, v in given.items() if v is not None}
+    preset_values: dict[str, Any] = {}
+    if op.presets is not None:
+        pname = given.pop(op.presets.option, None)
+        if pname is not None:
+            preset_values = dict(get_preset(op.presets.file, str(pname)).params)
+    declared = op.all_params
+    unknown = [k for k in given if k not in declared]
+    if unknown:
+        k = unknown[0]
+        raise InputError(f"op {op.name} has no parameter {k!r}{suggest(k, list(declared))}")
+    unknown_p = [k for k in preset_values if k not in declared]
+    if unknown_p:
+        raise InputError(f"preset parameter {unknown_p[0]!r} is not a parameter of {op.name}")
+    out: dict[str, int | float | bool | str] = {}
+    for name, p in declared.items():
+        if name in given:
+            raw = given[name]
+        elif name in preset_values:
+            raw = preset_values[name]
+        elif p.default_from is not None:
+            out[name] = out[p.default_from]
+            continue
+        elif p.default is not None:
+            raw = p.default
+        else:
+            opt = "--" + name.replace("_", "-")
+            hint = f" (or --{op.presets.option})" if op.presets else ""
+            raise InputError(f"op {op.name} needs {opt}{hint}")
+        out[name] = _coerce(name, p, raw)
+    return out
+
+
+# ------------------------------------------------------------ evaluation
+
+
+def _env(op: OpDef, params: dict[str, Any], hw: Hardware) -> dict[str, Value]:
+    env: dict[str, Value] = {}
+    for name, p in op.all_params.items():
+        env[name] = params[name]
+        if p.type == "dtype":
+            env[f"{name}_bytes"] = ELEMENT_BYTES[str(params[name])]
+    hw_values = {
+        "smem_per_sm_bytes": hw.sm_value("shared_memory_per_sm_bytes")
+        or hw.sm_value("shared_memory_per_block_optin_bytes"),
+        "l2_bytes": int(hw.l2_bytes.value) if hw.l2_bytes else None,
+        "sm_count": hw.sm_value("sm_count"),
+    }
+    for k in HARDWARE_NAMES:
+        v = hw_values[k]
+        if v is not None:
+            env[k] = v
+    return env
+
+
+def _ev(op: OpDef, key: str, env: dict[str, Value]) -> Value:
+    f = op.formula(key)
+    missing = [n for n in f.names if n not in env]
+    if missing:
+        raise DomainError(f"{op.name}: {key} needs {missing[0]!r}, which this hardware file does not give")
+    try:
+        return f.evaluate(env)
+    except EvalError as e:
+        raise DomainError(f"ops/{op.name}.yaml: {key}: {e}") from None
+
+
+def _num(op: OpDef, key: str, env: dict[str, Value]) -> int | float:
+    try:
+        v = as_exact(_ev(op, key, env))
+    except EvalError as e:
+        raise DomainError(f"ops/{op.name}.yaml: {key}: {e}") from None
+    if isinstance(v, Fraction):
+        return int(v) if v.denominator == 1 else float(v)
+    return v
+
+
+def _ratio(a: int | float, b: int | float) -> float:
+    try:
+        if isinstance(a, int) and isinstance(b, int):
+            return float(Fraction(a, b))
+        return float(a) / float(b)
+    except OverflowError:
+        raise DomainError("numbers too large to express as a float time or rate") from None
+
+
+def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> RooflineResult:
+    """Place one op, with ``params``, on the roofline of ``hardware``."""
+    opdef = load_op(op) if isinstance(op, str) else op
+    hw = load_hardware(hardware)
+    values = resolve_params(opdef, params)
+    dtype = str(values["dtype"])
+    peak = hw.peak(dtype)
+    bw = hw.bandwidth
+    env = _env(opdef, values, hw)
+
+    for i, check in enumerate(opdef.checks):
+        if not _ev(opdef, f"checks.{i}.expr", env):
+            raise InputError(f"{opdef.name}: {check.message}")
+    for tname in opdef.terms:
+        env[tname] = _ev(opdef, f"terms.{tname}", env)
+
+    flops = _num(opdef, "flops", env)
+    breakdown = [
+        ByteItem(term=name, bytes=_num(opdef, f"bytes.{name}.expr", env), help=bt.help)
+        for name, bt in opdef.bytes.items()
+    ]
+    total_exact: Fraction | int = 0
+    for name in opdef.bytes:
+        v = as_exact(_ev(opdef, f"bytes.{name}.expr", env))
+        total_exact += Fraction(v) if not isinstance(v, float) else Fraction(v)
+    total: int | float = (
+        int(total_exact) if isinstance(total_exact, int) or total_exact.denominator == 1 else float(total_exact)
+    )
+    if flops < 0 or total < 0 or any(b.bytes < 0 for b in breakdown):
+        raise DomainError(f"{opdef.name}: a FLOP or byte formula came out negative for these parameters")
+    if total == 0:
+        raise DomainError(f"{opdef.name}: moves no bytes for these parameters; intensity is undefined")
+
+    launches = int(_num(opdef, "launches", env))
+    intensity = _ratio(flops, total)
+    ridge = peak / bw
+    t_compute = _ratio(flops, 1) / peak if flops else 0.0
+    t_memory = _ratio(total, 1) / bw
+    overhead_each = float(hw.launch_overhead_s.value) if hw.launch_overhead_s else 0.0
+    t_overhead = launches * overhead_each
+    roof_time = max(t_compute, t_memory)
+    bound: Literal["memory", "compute"] = "compute" if t_compute >= t_memory else "memory"
+    attainable = min(peak, bw * intensity)
+
+    info: list[InfoItem] = []
+    for iname, inf in opdef.info.items():
+        if inf.when is not None and not _ev(opdef, f"info.{iname}.when", env):
+            continue
+        info.append(InfoItem(name=iname, value=_num(opdef, f"info.{iname}.expr", env), help=inf.help))
+
+    warnings = [w.message for i, w in enumerate(opdef.warnings) if _ev(opdef, f"warnings.{i}.when", env)]
+    warnings += _engine_warnings(hw, dtype, total, t_overhead, roof_time)
+
+    return RooflineResult(
+        op=opdef.name,
+        hardware=hw.id,
+        hardware_name=hw.name,
+        dtype=dtype,
+        params={k: v for k, v in values.items() if k != "dtype"},
+        flops=flops,
+        bytes=total,
+        bytes_breakdown=breakdown,
+        intensity=intensity,
+        ridge=ridge,
+        bound=bound,
+        peak_flops_per_s=peak,
+        bandwidth_bytes_per_s=bw,
+        t_compute_s=t_compute,
+        t_memory_s=t_memory,
+        launches=launches,
+        t_overhead_s=t_overhead,
+        predicted_s=roof_time + t_overhead,
+        attainable_flops_per_s=attainable,
+        fraction_of_peak=attainable / peak,
+        calibrated=hw.calibration is not None,
+        info=info,
+        warnings=warnings,
+    )
+
+
+def _engine_warnings(hw: Hardware, dtype: str, total: int | float, t_overhead: float,
+                     roof_time: float) -> list[str]:
+    out: list[str] = []
+    from .units import fmt_bytes, fmt_time
+
+    if hw.l2_bytes is not None and total <= hw.l2_bytes.value:
+        out.append(
+            f"the {fmt_bytes(total)} moved fit in the {fmt_bytes(hw.l2_bytes.value)} L2: back-to-back "
+            "runs on warm data can beat the device-memory roof"
+        )
+    if t_overhead > roof_time:
+        out.append(
+            f"launch overhead ({fmt_time(t_overhead)}) exceeds the roofline time ({fmt_time(roof_time)}): "
+            "this op is too small to reach either roof alone; fuse it or batch it"
+        )
+    fig = hw.peak_flops_per_s[dtype]
+    if fig.kind == "estimate":
+        out.append(f"the {dtype} peak of {hw.id} is an estimate ({hw.sources[fig.source].title})")
+    if hw.memory.bandwidth_bytes_per_s.kind == "estimate":
+        out.append(f"the memory bandwidth of {hw.id} is an estimate")
+    if dtype == "fp32" and "tf32" in hw.peak_flops_per_s:
+        out.append("fp32 uses the CUDA-core FP32 peak; use --dtype tf32 for tensor-core TF32")
+    return out
+
+
+__all__ = ["ByteItem", "RooflineResult", "analyze", "resolve_params"]

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from roofcalc.cli import cli
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ROOFCALC_HW", raising=False)
+    monkeypatch.delenv("ROOFCALC_DEBUG", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    """Invoke the CLI; stdout and stderr kept apart."""
+    runner = CliRunner()
+    return runner.invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def run_json(*args: str) -> Any:
+    res = run(*args, "--json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from roofcalc.units import fmt_bytes, fmt_time, parse_int, parse_size, si
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("98304", 98304), ("96k", 98304), ("96K", 98304), ("96KB", 98304), ("96KiB", 98304),
+     ("0x18000", 98304), ("0X18000", 98304), ("1.5k", 1536), ("2M", 2 * 1024**2), ("1GiB", 1024**3),
+     (" 48 KiB ", 49152), ("0", 0), (4096, 4096)],
+)
+def test_parse_size(text: str, expected: int) -> None:
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "k", "96q", "-1", "1.3", "0xZZ", "ninety", "96 kB extra", True, -5])
+def test_parse_size_rejects(bad: object) -> None:
+    with pytest.raises(ValueError):
+        parse_size(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("text", "expected"), [("8192", 8192), ("8k", 8192), ("1e6", 1_000_000), ("1_024", 1024), ("-3", -3)])
+def test_parse_int(text: str, expected: int) -> None:
+    assert parse_int(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["1.5", "1e-3", "abc", "", "8q"])
+def test_parse_int_rejects(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_int(bad)
+
+
+def test_formatting_matches_the_issue_examples() -> None:
+    assert si(1_099_511_627_776, "FLOP") == "1.10 TFLOP"
+    assert fmt_bytes(402_653_184) == "402.7 MB"
+    assert fmt_time(1.62e-3) == "1.62 ms"
+    assert fmt_time(0.0) == "0 s"
