@@ -321,5 +321,56 @@ def hw_show(name: str | None, hw_file: str | None, as_json: bool) -> None:
     render(console(), hw)
 
 
+# ---------------------------------------------------------------- occupancy
+
+
+@cli.command()
+@click.option("--hw", "hw_name", default=None, metavar="NAME",
+              help=f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HW})")
+@click.option("--hw-file", type=click.Path(dir_okay=False), default=None, help="a hardware YAML file of your own")
+@click.option("--threads", type=IntType(), default=None,
+              help="threads per block (omit for a table over every block size)")
+@click.option("--regs", type=IntType(), default=None, help="registers per thread (ptxas -v / cuobjdump --dump-resource-usage)")
+@click.option("--smem", type=SizeType(), default="0", show_default=True,
+              help="dynamic shared memory per block (96k = 96KiB = 98304 bytes)")
+@click.option("--static-smem", type=SizeType(), default="0", show_default=True, help="static shared memory per block")
+@click.option("--carveout", type=int, default=None,
+              help="shared-memory carveout preference in percent (-1 or omitted: the default)")
+@click.option("--barriers", type=int, default=1, show_default=True, help="block barriers used per block")
+@click.option("--grid", type=IntType(), default=None, help="blocks in the grid: adds waves and the tail loss")
+@click.option("--json", "as_json", is_flag=True, help="print JSON on stdout (a list without --threads)")
+def occupancy(hw_name: str | None, hw_file: str | None, threads: int | None, regs: int | None, smem: int,
+              static_smem: int, carveout: int | None, barriers: int, grid: int | None, as_json: bool) -> None:
+    """Blocks and warps per SM, occupancy, and the resource that limits it.
+
+    \b
+    Examples:
+      roofcalc occupancy --regs 64 --smem 96k
+      roofcalc occupancy --hw h100 --threads 256 --regs 64 --smem 96k
+      roofcalc occupancy --hw a100 --threads 128 --regs 128 --smem 48k --static-smem 2k --carveout 50
+      roofcalc occupancy --hw b200 --threads 384 --regs 168 --grid 1024 --json
+    """
+    from .occupancy_solver import occupancy as solve
+    from .occupancy_solver import sweep_block_sizes
+
+    hw = resolve_hw(hw_name, hw_file)
+    if threads is None:
+        results, best = sweep_block_sizes(hw, regs, smem, static_smem, carveout, barriers, grid)
+        if as_json:
+            emit_json([r.model_dump(mode="json") | {"chosen": r.threads == best} for r in results])
+            return
+        from .render import console, occupancy_sweep
+
+        occupancy_sweep(console(), hw, results, best)
+        return
+    result = solve(hw, threads, regs, smem, static_smem, carveout, barriers, grid)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    from .render import console, occupancy_result
+
+    occupancy_result(console(), hw, result)
+
+
 def main() -> None:  # pragma: no cover - console-script shim
     cli()

@@ -166,3 +166,97 @@ def hw_show(c: Console, hw: Hardware) -> None:
         c.print("[bold]source addresses[/bold]")
         for u in urls:
             c.print(u)
+
+
+def _limit_cell(value: int | None, binding: bool) -> str:
+    text = "no limit" if value is None else f"{value}"
+    return f"[bold red]{text} <- binds[/bold red]" if binding else text
+
+
+def occupancy_result(c: Console, hw: Hardware, r: Any) -> None:
+    from rich.table import Table
+
+    cfg = f"{r.threads} threads, {r.regs if r.regs is not None else '?'} regs, {fmt_binary(r.smem)} dynamic"
+    if r.static_smem:
+        cfg += f" + {fmt_binary(r.static_smem)} static"
+    cfg += " shared memory" + (f", carveout {r.carveout}%" if r.carveout != -1 else "")
+    c.print(f"[bold]occupancy[/bold] on [bold]{hw.name}[/bold]: {cfg}")
+    if not r.launchable:
+        c.print(f"[bold red]cannot launch:[/bold red] {r.reason}")
+    t = _kv_table()
+    if r.blocks_per_sm is not None:
+        t.add_row("blocks per SM", str(r.blocks_per_sm), "")
+        t.add_row("warps per SM", f"{r.warps_per_sm} / {r.max_warps_per_sm}", f"{r.warps_per_block} per block")
+        t.add_row("threads per SM", str(r.threads_per_sm), "")
+        t.add_row("occupancy", f"{r.occupancy:.1%}", "active warps / max warps")
+    else:
+        t.add_row("blocks per SM", "unknown", "residency rules not published for this part")
+        t.add_row("launchable", "yes" if r.launchable else "no", "")
+    c.print(t)
+
+    lim = Table(title="limit each resource sets on its own (blocks per SM)", title_justify="left",
+                show_edge=False, pad_edge=False, min_width=56)
+    lim.add_column("resource", no_wrap=True)
+    lim.add_column("blocks", justify="right", no_wrap=True)
+    lim.add_column("", style="dim")
+    for k in ("registers", "shared_memory", "warps", "blocks", "barriers"):
+        note = r.limit_notes.get(k, "")
+        value = r.limits.get(k)
+        lim.add_row(k.replace("_", " "), _limit_cell(value, k in r.limiters) if value is not None or not note else "-",
+                    note)
+    c.print(lim)
+
+    if r.allocated_regs_per_warp is not None:
+        a = _kv_table("allocated")
+        a.add_row("registers per thread", str(r.allocated_regs_per_thread), f"asked {r.regs}; rounded per warp")
+        a.add_row("registers per warp", f"{r.allocated_regs_per_warp:,}",
+                  f"{r.regs} x 32 rounded up to {hw.sm_value('register_allocation_unit')}")
+        a.add_row("registers per block", f"{r.allocated_regs_per_block:,}", f"limit {hw.sm_value('registers_per_block'):,}")
+        a.add_row("shared memory per block", fmt_binary(r.allocated_smem_per_block),
+                  f"{r.allocated_smem_per_block:,} B: static + dynamic + reserved, rounded; limit {r.smem_per_block_limit:,} B")
+        a.add_row("shared-memory config", fmt_binary(r.smem_config_bytes or 0), "what the carveout resolves to")
+        c.print(a)
+    nb = r.next_block
+    if nb is not None and r.blocks_per_sm is not None:
+        want = r.blocks_per_sm + 1
+        opts = []
+        if nb.regs_at_most is not None:
+            opts.append(f"registers at most {nb.regs_at_most}")
+        if nb.smem_at_most is not None:
+            opts.append(f"dynamic shared memory at most {nb.smem_at_most:,} B ({fmt_binary(nb.smem_at_most)})")
+        if nb.threads_at_most is not None:
+            opts.append(f"threads at most {nb.threads_at_most}")
+        if opts:
+            c.print(f"[bold]to fit {want} blocks per SM[/bold]: " + ", or ".join(opts))
+        else:
+            c.print(f"[bold]to fit {want} blocks per SM[/bold]: no single change does it")
+    if r.waves is not None:
+        w = r.waves
+        c.print(f"[bold]grid {w.grid}[/bold]: {w.waves:.2f} waves of {w.blocks_per_wave} blocks; last wave "
+                f"{w.tail_blocks or w.blocks_per_wave} blocks; {w.tail_efficiency_loss:.1%} of the SM time lost to the tail")
+    for n in r.notes:
+        c.print(f"[yellow]note:[/yellow] {n}")
+
+
+def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | None) -> None:
+    from rich.table import Table
+
+    r0 = results[0]
+    c.print(f"[bold]occupancy over block sizes[/bold] on [bold]{hw.name}[/bold]: "
+            f"{r0.regs if r0.regs is not None else '?'} regs, {fmt_binary(r0.smem)} dynamic shared memory")
+    t = Table(show_edge=False, pad_edge=False)
+    for col in ("threads", "blocks/SM", "warps/SM", "occupancy", "limited by", ""):
+        t.add_column(col, justify="right" if col not in ("limited by", "") else "left", no_wrap=True)
+    top = max((r.threads_per_sm or 0) for r in results)
+    for r in results:
+        mark = ""
+        if best is not None and r.threads == best:
+            mark = "[bold green]<- cudaOccupancyMaxPotentialBlockSize[/bold green]"
+        elif top and r.threads_per_sm == top:
+            mark = "[green]best[/green]"
+        if r.blocks_per_sm is None:
+            t.add_row(str(r.threads), "?", "?", "?", "unknown", "launchable" if r.launchable else r.reason or "")
+            continue
+        t.add_row(str(r.threads), str(r.blocks_per_sm), str(r.warps_per_sm), f"{r.occupancy:.0%}",
+                  ", ".join(r.limiters) if r.launchable else "cannot launch", mark)
+    c.print(t)
