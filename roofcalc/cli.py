@@ -372,5 +372,61 @@ def occupancy(hw_name: str | None, hw_file: str | None, threads: int | None, reg
     occupancy_result(console(), hw, result)
 
 
+# ---------------------------------------------------------------- probe
+
+
+@cli.command()
+@click.option("--quick", is_flag=True, help="the ceilings only (seconds)")
+@click.option("--hw", "hw_name", default=None, metavar="NAME",
+              help="registry part to compare with (default: matched from the GPU's name)")
+@click.option("--save-calibration", type=click.Path(dir_okay=False), default=None,
+              help="write the measured ceilings as a hardware file for --calibration")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
+              help="re-check and show a saved 'probe --json' report instead of measuring (no GPU needed)")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON on stdout")
+def probe(quick: bool, hw_name: str | None, save_calibration: str | None, report_file: str | None,
+          as_json: bool) -> None:
+    """Measure this GPU and check roofcalc's predictions against it.
+
+    Builds a CUDA probe with nvcc (cached), measures device-memory, L2, FMA and
+    tensor-core ceilings, launch overhead, block residency and op timings, then
+    compares them with the roofline and occupancy engines.
+
+    \b
+    Examples:
+      roofcalc probe
+      roofcalc probe --quick
+      roofcalc probe --json > probe.json
+      roofcalc probe --save-calibration h100-measured.yaml
+      roofcalc op gemm --m 8192 --hw h100 --calibration h100-measured.yaml
+    """
+    from .probe.runner import calibration_yaml, report_from_file, run_probe, write_atomic
+
+    if report_file:
+        if save_calibration:
+            raise InputClickError("--save-calibration needs a measurement, not --report")
+        report = report_from_file(report_file)
+        cal_doc = None
+    else:
+        from .render import console, progress_steps
+
+        import shlex
+        import sys
+
+        command = " ".join(["roofcalc", *(shlex.quote(a) for a in sys.argv[1:])])
+        with progress_steps(console(stderr=True)) as step:
+            report, cal_doc = run_probe(quick, hw_name, command, step)
+    if save_calibration and cal_doc is not None:
+        write_atomic(save_calibration, calibration_yaml(cal_doc))
+    if as_json:
+        emit_json(report.model_dump(mode="json"))
+        return
+    from .render import console, probe_report
+
+    probe_report(console(), report)
+    if save_calibration:
+        click.echo(f"calibration written to {save_calibration}", err=True)
+
+
 def main() -> None:  # pragma: no cover - console-script shim
     cli()

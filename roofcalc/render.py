@@ -46,7 +46,7 @@ def op_result(c: Console, r: RooflineResult) -> None:
     from rich.table import Table
 
     params = "  ".join(f"{k}={v}" for k, v in r.params.items())
-    cal = " [calibrated]" if r.calibrated else ""
+    cal = " \\[calibrated]" if r.calibrated else ""
     c.print(f"[bold]{r.op}[/bold] on [bold]{r.hardware_name}[/bold]{cal}, {r.dtype}   [dim]{params}[/dim]")
     t = _kv_table()
     t.add_row("FLOPs", si(r.flops, "FLOP"), f"{r.flops:,}" if isinstance(r.flops, int) else "")
@@ -260,3 +260,84 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
         t.add_row(str(r.threads), str(r.blocks_per_sm), str(r.warps_per_sm), f"{r.occupancy:.0%}",
                   ", ".join(r.limiters) if r.launchable else "cannot launch", mark)
     c.print(t)
+
+
+class progress_steps:  # noqa: N801 - used as a context manager like a function
+    """A rich spinner on stderr naming the current step; each finished step is printed."""
+
+    def __init__(self, c: Console) -> None:
+        self.c = c
+        self.status: Any = None
+        self.last: str | None = None
+
+    def __enter__(self) -> Any:
+        self.status = self.c.status("starting")
+        self.status.__enter__()
+        return self.step
+
+    def step(self, text: str) -> None:
+        if self.last:
+            self.c.print(f"[green]done[/green] {self.last}")
+        self.last = text
+        self.status.update(text)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.status.__exit__(*exc)
+        if self.last and exc[0] is None:
+            self.c.print(f"[green]done[/green] {self.last}")
+
+
+def _ceiling_value(unit: str, v: float | None) -> str:
+    if v is None:
+        return "-"
+    if unit == "s":
+        return fmt_time(v)
+    return si(v, unit)
+
+
+def probe_report(c: Console, r: Any) -> None:
+    from rich.table import Table
+
+    d = r.device
+    c.print(f"[bold]{d['name']}[/bold] (CC {d['cc']}, {d['sm_count']} SMs), driver {r.driver}, compared with "
+            f"hardware/{r.hardware}.yaml; {r.date}")
+    t = Table(title="ceilings", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("ceiling", "datasheet", "measured", "% of datasheet"):
+        t.add_column(col, justify="left" if col == "ceiling" else "right", no_wrap=True)
+    for row in r.ceilings:
+        frac = f"{row.fraction:.1%}" if row.fraction is not None else "-"
+        t.add_row(row.name, _ceiling_value(row.unit, row.datasheet), _ceiling_value(row.unit, row.measured), frac)
+    c.print(t)
+    if r.residency:
+        t = Table(title="occupancy residency (blocks per SM)", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("configuration", "regs", "smem", "solver", "runtime", "measured", ""):
+            t.add_column(col, justify="left" if col in ("configuration", "") else "right", no_wrap=True)
+        for row in r.residency:
+            smem = fmt_binary(row.dyn_smem + row.static_smem)
+            t.add_row(row.name, str(row.regs), smem, f"{row.solver_blocks} ({', '.join(row.solver_limiters)})",
+                      str(row.runtime_blocks), str(row.measured_blocks),
+                      "[green]agree[/green]" if row.agree else "[bold red]DIFFER[/bold red]")
+        c.print(t)
+    if r.ops:
+        t = Table(title="ops: predicted vs measured", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("op", "dtype", "bound", "predicted (datasheet)", "predicted (measured roofs)", "measured",
+                    "measured / predicted"):
+            t.add_column(col, justify="left" if col in ("op", "dtype", "bound") else "right", no_wrap=col != "op")
+        for o in r.ops:
+            t.add_row(f"{o.op}: {o.label}", o.dtype, o.bound, fmt_time(o.predicted_datasheet_s),
+                      fmt_time(o.predicted_calibrated_s), fmt_time(o.measured_s), f"{o.ratio:.2f}")
+        c.print(t)
+        for o in r.ops:
+            if o.note:
+                c.print(f"[yellow]note[/yellow] {o.op} ({o.label}): {o.note}")
+    s = r.summary
+    if s.get("median_ratio_large_ops") is not None:
+        c.print(f"median measured/predicted over the {s['large_ops']} ops above 100 us: "
+                f"{s['median_ratio_large_ops']:.2f}")
+    if r.residency:
+        c.print(f"residency: {s['residency_agree']} of {s['residency_configs']} configurations agree "
+                "(solver = runtime = measured)")
+    for n in r.notes:
+        c.print(f"[cyan]note[/cyan] {n}")
+    for sk in r.skipped:
+        c.print(f"[yellow]skipped[/yellow] {sk}")
