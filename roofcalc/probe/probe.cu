@@ -50,11 +50,20 @@ static double median_time(F launch, int reps, int warmup = 3) {
 static int g_sms = 0;
 
 // ------------------------------------------------------------------ device memory
+// Grid-stride loops with UNROLL independent 16-byte accesses in flight per thread.
+constexpr int UNROLL = 4;
 __global__ void k_read(const uint4 *__restrict__ a, size_t n, uint32_t *__restrict__ partial) {
     uint32_t s = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = a[i]; s += v.x ^ v.y ^ v.z ^ v.w;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+        uint4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = a[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) s += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
+    for (; i < n; i += stride) { uint4 v = a[i]; s += v.x ^ v.y ^ v.z ^ v.w; }
     partial[blockIdx.x * (size_t)blockDim.x + threadIdx.x] = s;
 }
 __global__ void k_write(uint4 *__restrict__ a, size_t n, uint32_t seed) {
@@ -63,13 +72,31 @@ __global__ void k_write(uint4 *__restrict__ a, size_t n, uint32_t seed) {
     }
 }
 __global__ void k_copy(const uint4 *__restrict__ a, uint4 *__restrict__ b, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = a[i];
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+        uint4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = a[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) b[i + u * stride] = v[u];
+    }
+    for (; i < n; i += stride) b[i] = a[i];
+}
+__device__ __forceinline__ float4 triad4(float s, float4 x, float4 y) {
+    return make_float4(__fmaf_rn(s, y.x, x.x), __fmaf_rn(s, y.y, x.y), __fmaf_rn(s, y.z, x.z), __fmaf_rn(s, y.w, x.w));
 }
 __global__ void k_triad(float4 *__restrict__ a, const float4 *__restrict__ b, const float4 *__restrict__ c, float s, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float4 x = b[i], y = c[i];
-        a[i] = make_float4(__fmaf_rn(s, y.x, x.x), __fmaf_rn(s, y.y, x.y), __fmaf_rn(s, y.z, x.z), __fmaf_rn(s, y.w, x.w));
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
+        float4 x[UNROLL], y[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) { x[u] = b[i + u * stride]; y[u] = c[i + u * stride]; }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) a[i + u * stride] = triad4(s, x[u], y[u]);
     }
+    for (; i < n; i += stride) a[i] = triad4(s, b[i], c[i]);
 }
 // L2: the same small buffer read `passes` times within one launch
 __global__ void k_l2read(const uint4 *__restrict__ a, size_t n, int passes, uint32_t *__restrict__ partial) {
@@ -341,11 +368,13 @@ __inline__ __device__ float warp_sum(float v) { for (int o = 16; o; o >>= 1) v +
 __inline__ __device__ float warp_max(float v) { for (int o = 16; o; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o)); return v; }
 template <int T> __inline__ __device__ float block_sum(float v, float *sh) {
     v = warp_sum(v); if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v; __syncthreads();
-    float r = threadIdx.x < T / 32 ? sh[threadIdx.x] : 0.f; r = warp_sum(r); __syncthreads(); return r;
+    int l = threadIdx.x & 31;  // every warp reduces all partials: every thread gets the total
+    float r = l < T / 32 ? sh[l] : 0.f; r = warp_sum(r); __syncthreads(); return r;
 }
 template <int T> __inline__ __device__ float block_max(float v, float *sh) {
     v = warp_max(v); if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v; __syncthreads();
-    float r = threadIdx.x < T / 32 ? sh[threadIdx.x] : -INFINITY; r = warp_max(r); __syncthreads(); return r;
+    int l = threadIdx.x & 31;
+    float r = l < T / 32 ? sh[l] : -INFINITY; r = warp_max(r); __syncthreads(); return r;
 }
 
 __global__ void k_dot(const float4 *x, const float4 *y, size_t n4, float *partial) {
