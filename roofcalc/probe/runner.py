@@ -29,7 +29,7 @@ IMPOSSIBLE = 1.2  # a measured ceiling above 1.2x its datasheet figure is a meas
 # measured ceiling -> (hardware field it is compared with, dtype or None)
 DATASHEET_OF: dict[str, tuple[str, str | None]] = {
     "dram_read": ("bandwidth", None), "dram_write": ("bandwidth", None), "dram_copy": ("bandwidth", None),
-    "dram_triad": ("bandwidth", None), "l2_read": ("none", None),
+    "dram_triad": ("bandwidth", None), "dram_copy_memcpy": ("bandwidth", None), "l2_read": ("none", None),
     "fp32_fma": ("cuda_core", "fp32"), "fp64_fma": ("cuda_core", "fp64"),
     "fp16_fma": ("cuda_core", "fp16"), "bf16_fma": ("cuda_core", "bf16"),
     "bf16_mma_sync": ("peak", "bf16"), "fp16_mma_sync": ("peak", "fp16"), "fp8_mma_sync": ("peak", "fp8"),
@@ -238,7 +238,7 @@ def calibrated_hardware(hw: Hardware, raw: dict[str, Any], meta: dict[str, str])
         return {"value": c["value"], "source": "probe", "kind": "measured",
                 "note": f"{c['name']}, median of {c['reps']}"}
 
-    dram = [ceil[n] for n in ("dram_read", "dram_write", "dram_copy", "dram_triad") if n in ceil]
+    dram = [ceil[n] for n in ("dram_read", "dram_write", "dram_copy", "dram_triad", "dram_copy_memcpy") if n in ceil]
     if dram:
         doc["memory"]["bandwidth_bytes_per_s"] = fig(max(dram, key=lambda c: c["value"]))
     for dt, names in CALIBRATES.items():
@@ -259,9 +259,15 @@ def _all_ceilings(raw: dict[str, Any]) -> list[dict[str, Any]]:
     return list(raw.get("ceilings", [])) + list(raw.get("torch", {}).get("ceilings", []))
 
 
-def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str) -> str | None:
+def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str, warnings: list[str],
+             phases: dict[str, float] | None) -> str | None:
     if 0.5 <= row_ratio <= 2.0:
         return None
+    if phases:
+        parts = ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in phases.items())
+        return f"runs as separate kernels, timed one by one: {parts}"
+    if warnings and op == "gemm":
+        return warnings[0]
     if pred < 50e-6:
         return "small op: launch latency and ramp-up dominate the roofline floor"
     if row_ratio < 0.5 and bound == "compute":
@@ -316,7 +322,8 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skippe
         ops.append(OpRow(op=o["op"], label=label, dtype=o["dtype"], params=params, impl=o["impl"], bound=cr.bound,
                          predicted_datasheet_s=ds.predicted_s, predicted_calibrated_s=cr.predicted_s,
                          measured_s=o["median_s"], ratio=ratio, verified=bool(o["verified"]),
-                         note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"])))
+                         note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"], cr.warnings,
+                                       o.get("phases_s"))))
     bad = [o for o in ops if not o.verified]
     if bad:
         raise DomainError(f"the result check of op {bad[0].op} ({bad[0].label}) failed")

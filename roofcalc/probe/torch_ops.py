@@ -103,12 +103,20 @@ def attention_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
         return torch.bmm(p, v)  # P read
 
     t = _median_time(torch, naive, reps)
+    sc = torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0, alpha=d**-0.5)
+    pr = torch.softmax(sc, dim=-1)
+    phases = {"Q K^T (writes S)": _median_time(torch, lambda: torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0,
+                                                                          alpha=d**-0.5), reps),
+              "softmax (reads S, writes P)": _median_time(torch, lambda: torch.softmax(sc, dim=-1), reps),
+              "P V (reads P)": _median_time(torch, lambda: torch.bmm(pr, v), reps)}
+    del sc, pr
     o = naive()
     ref = torch.softmax((q[0].float() @ k[0].float().T) / d**0.5, -1) @ v[0].float()
     err = _rel_err(torch, o[0], ref)
     out.append({"op": "attention", "label": "naive (explicit matmuls)", "dtype": "bf16",
                 "params": {"batch": b, "heads": h, "seq": s, "head_dim": d, "causal": False, "impl": "naive"},
                 "median_s": t, "reps": reps, "impl": "baddbmm + softmax + bmm", "verified": err < 3e-2,
+                "phases_s": phases,
                 "check": f"rel. error {err:.1e} vs fp32 on one head"})
     del q, k, v, o, buf
     torch.cuda.empty_cache()
