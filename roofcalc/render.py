@@ -330,6 +330,9 @@ def probe_report(c: Console, r: Any) -> None:
         for o in r.ops:
             if o.note:
                 c.print(f"[yellow]note[/yellow] {o.op} ({o.label}): {o.note}")
+            elif o.phases_s:
+                parts = ", ".join(f"{k} {fmt_time(v)}" for k, v in o.phases_s.items())
+                c.print(f"[cyan]phases[/cyan] {o.op} ({o.label}): {parts}")
     s = r.summary
     if s.get("median_ratio_large_ops") is not None:
         c.print(f"median measured/predicted over the {s['large_ops']} ops above 100 us: "

@@ -82,6 +82,7 @@ class OpRow(BaseModel):
     ratio: float
     verified: bool
     note: str | None
+    phases_s: dict[str, float] | None = None
 
 
 class ProbeReport(BaseModel):
@@ -266,8 +267,9 @@ def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str, war
     if phases:
         parts = ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in phases.items())
         return f"runs as separate kernels, timed one by one: {parts}"
-    if warnings and op == "gemm":
-        return warnings[0]
+    eight = [w for w in warnings if "multiple of 8" in w]
+    if eight and op == "gemm":
+        return eight[0]
     if pred < 50e-6:
         return "small op: launch latency and ramp-up dominate the roofline floor"
     if row_ratio < 0.5 and bound == "compute":
@@ -321,7 +323,7 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skippe
         label = o.get("label", o["op"])
         ops.append(OpRow(op=o["op"], label=label, dtype=o["dtype"], params=params, impl=o["impl"], bound=cr.bound,
                          predicted_datasheet_s=ds.predicted_s, predicted_calibrated_s=cr.predicted_s,
-                         measured_s=o["median_s"], ratio=ratio, verified=bool(o["verified"]),
+                         measured_s=o["median_s"], ratio=ratio, verified=bool(o["verified"]), phases_s=o.get("phases_s"),
                          note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"], cr.warnings,
                                        o.get("phases_s"))))
     bad = [o for o in ops if not o.verified]
