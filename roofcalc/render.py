@@ -302,11 +302,12 @@ def probe_report(c: Console, r: Any) -> None:
     c.print(f"[bold]{d['name']}[/bold] (CC {d['cc']}, {d['sm_count']} SMs), driver {r.driver}, compared with "
             f"hardware/{r.hardware}.yaml; {r.date}")
     t = Table(title="ceilings", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("ceiling", "datasheet", "measured", "% of datasheet"):
+    for col in ("ceiling", "datasheet", "measured", "% of datasheet", "SM clock"):
         t.add_column(col, justify="left" if col == "ceiling" else "right", no_wrap=True)
     for row in r.ceilings:
         frac = f"{row.fraction:.1%}" if row.fraction is not None else "-"
-        t.add_row(row.name, _ceiling_value(row.unit, row.datasheet), _ceiling_value(row.unit, row.measured), frac)
+        clock = f"{row.sm_clock_mhz:.0f} MHz" if row.sm_clock_mhz else ""
+        t.add_row(row.name, _ceiling_value(row.unit, row.datasheet), _ceiling_value(row.unit, row.measured), frac, clock)
     c.print(t)
     if r.residency:
         t = Table(title="occupancy residency (blocks per SM)", title_justify="left", show_edge=False, pad_edge=False)

@@ -50,6 +50,7 @@ class CeilingRow(BaseModel):
     fraction: float | None
     median_s: float
     reps: int
+    sm_clock_mhz: float | None = None
 
 
 class ResidencyRow(BaseModel):
@@ -297,7 +298,13 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skippe
         if not c.get("verified", False):
             raise DomainError(f"the result check of {c['name']} failed; refusing to calibrate")
         ceilings.append(CeilingRow(name=c["name"], unit=c["unit"], datasheet=ds, measured=c["value"], fraction=frac,
-                                   median_s=c["median_s"], reps=c["reps"]))
+                                   median_s=c["median_s"], reps=c["reps"], sm_clock_mhz=c.get("sm_clock_mhz")))
+    boost = hw.clocks.boost_mhz.value if hw.clocks.boost_mhz else None
+    for c in ceilings:
+        if c.sm_clock_mhz and boost and c.fraction is not None:
+            at_clock = c.fraction * boost / c.sm_clock_mhz
+            notes.append(f"{c.name} ran at an effective SM clock of {c.sm_clock_mhz:.0f} MHz (the datasheet rate "
+                         f"assumes {boost:.0f}); at that clock it reached {at_clock:.1%} of the per-clock peak")
     if any(c.name.endswith("mma_sync") for c in ceilings) and hw.cc and hw.cc[0] == 9:
         notes.append("mma.sync is the pre-Hopper tensor-core path: Hopper reaches its full tensor rate only "
                      "with wgmma (warpgroup MMA), so the *_mma_sync figures sit below the dense peak")
