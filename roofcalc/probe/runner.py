@@ -108,9 +108,12 @@ class ProbeReport(BaseModel):
 # ------------------------------------------------------------------ environment
 
 
+DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
+
+
 def find_nvcc() -> str:
     for cand in (shutil.which("nvcc"), os.environ.get("CUDA_HOME") and f"{os.environ['CUDA_HOME']}/bin/nvcc",
-                 "/usr/local/cuda/bin/nvcc"):
+                 DEFAULT_NVCC):
         if cand and Path(cand).is_file():
             return cand
     raise DomainError("nvcc not found: install the CUDA toolkit or set CUDA_HOME (the probe is built on first use)")
@@ -411,6 +414,9 @@ def write_atomic(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
