@@ -151,7 +151,7 @@ def _op_command(name: str) -> click.Command:
     opdef = load_op(name)
 
     def callback(hw_name: str | None, hw_file: str | None, calibration: str | None,
-                 as_json: bool, **params: Any) -> None:
+                 as_json: bool, breakdown: bool = False, **params: Any) -> None:
         from .roofline import analyze
 
         hw = resolve_hw(hw_name, hw_file, calibration)
@@ -161,7 +161,7 @@ def _op_command(name: str) -> click.Command:
             return
         from .render import console, op_result
 
-        op_result(console(), result)
+        op_result(console(), result, breakdown=breakdown)
 
     params: list[click.Parameter] = []
     if opdef.presets is not None:
@@ -170,6 +170,8 @@ def _op_command(name: str) -> click.Command:
         names = list(load_presets(opdef.presets.file).presets)
         params.append(click.Option([f"--{opdef.presets.option}"], type=NameType(names, "model"),
                                    default=None, help=f"{opdef.presets.help}: {', '.join(names)}"))
+        params.append(click.Option([f"--{opdef.presets.option}-config"], type=click.Path(dir_okay=False),
+                                   default=None, help="a Hugging Face config.json to read the dimensions from"))
     for pname, p in opdef.all_params.items():
         flag = "--" + pname.replace("_", "-")
         default_txt = (f"default: {p.default}" if p.default is not None and p.default != 2**63 - 1
@@ -195,6 +197,9 @@ def _op_command(name: str) -> click.Command:
                      help="use the ceilings measured by 'roofcalc probe --save-calibration'"),
         click.Option(["--json", "as_json"], is_flag=True, help="print one JSON object on stdout"),
     ]
+    if opdef.breakdown:
+        params.append(click.Option(["--breakdown"], is_flag=True,
+                                   help="one row per layer kind: FLOPs, bytes, intensity, bound"))
     doc = f"{opdef.summary}.\n\n" + (f"{opdef.description}\n\n" if opdef.description else "")
     doc += f"\b\nExample:\n  {opdef.example}"
     return click.Command(name, params=params, callback=callback, help=doc,
@@ -319,6 +324,39 @@ def hw_show(name: str | None, hw_file: str | None, as_json: bool) -> None:
     from .render import console, hw_show as render
 
     render(console(), hw)
+
+
+# ---------------------------------------------------------------- model
+
+
+@cli.group()
+def model() -> None:
+    """Model presets for the decode and prefill ops.
+
+    \b
+    Example:
+      roofcalc model list
+    """
+
+
+@model.command("list")
+@click.option("--json", "as_json", is_flag=True, help="print JSON on stdout")
+def model_list(as_json: bool) -> None:
+    """List the model presets with their dimensions and sources.
+
+    \b
+    Example:
+      roofcalc model list
+    """
+    from .presets import load_presets
+
+    pf = load_presets("models.yaml")
+    if as_json:
+        emit_json([{"version": 1, "model": k, **p.model_dump(mode="json")} for k, p in pf.presets.items()])
+        return
+    from .render import console, model_list as render
+
+    render(console(), pf)
 
 
 # ---------------------------------------------------------------- occupancy

@@ -191,9 +191,15 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
         b = _eval(node.right, env)
         if isinstance(a, str) or isinstance(b, str):
             raise EvalError("arithmetic on a string")
-        if isinstance(node.op, ast.Pow) and (not isinstance(b, int) or abs(b) > MAX_EXPONENT):
-            if not (isinstance(b, (Fraction, float)) and abs(b) <= MAX_EXPONENT):
+        if isinstance(node.op, ast.Pow) and abs(b) > MAX_EXPONENT:
+            # exact powers stay small; a large exponent of a fraction (e.g. the chance that no
+            # token picks an expert, (1 - k/E)**tokens) is computed in floating point
+            if isinstance(a, int) and abs(a) > 1:
                 raise EvalError(f"exponent {b} is too large")
+            try:
+                return float(a) ** float(b)
+            except (OverflowError, ZeroDivisionError):
+                raise EvalError(f"{a} ** {b} cannot be computed") from None
         return _norm(_BINOPS[type(node.op)](a, b))
     if isinstance(node, ast.UnaryOp):
         v = _eval(node.operand, env)

@@ -78,6 +78,12 @@ class Info(_Strict):
     when: str | None = None
 
 
+class BreakdownRow(_Strict):
+    flops: str | int
+    bytes: str | int
+    help: str
+
+
 class Presets(_Strict):
     option: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     file: str = Field(pattern=r"^[A-Za-z0-9_.-]+\.yaml$")
@@ -100,6 +106,13 @@ class OpDef(_Strict):
     launches: str | int = 1
     presets: Presets | None = None
     notes: list[str] = []
+    # optional model-level pieces (decode, prefill)
+    tokens: str | int | None = None
+    memory: dict[str, ByteTerm] = {}
+    interconnect: ByteTerm | None = None
+    breakdown: dict[str, BreakdownRow] = {}
+    crossover: str | None = None
+    gpus_param: str | None = None
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
 
@@ -149,6 +162,19 @@ class OpDef(_Strict):
                 compile_(f"info.{iname}.when", inf.when)
         for i, w in enumerate(self.warnings):
             compile_(f"warnings.{i}.when", w.when)
+        if self.tokens is not None:
+            compile_("tokens", self.tokens)
+        for mname, mt in self.memory.items():
+            compile_(f"memory.{mname}.expr", mt.expr)
+        if self.interconnect is not None:
+            compile_("interconnect.expr", self.interconnect.expr)
+        for rname, row in self.breakdown.items():
+            compile_(f"breakdown.{rname}.flops", row.flops)
+            compile_(f"breakdown.{rname}.bytes", row.bytes)
+        for key in ("crossover", "gpus_param"):
+            pname = getattr(self, key)
+            if pname is not None and (pname not in self.params or self.params[pname].type != "int"):
+                raise ValueError(f"{key}: {pname!r} is not an int parameter")
         self._compiled = comp
         return self
 

@@ -45,3 +45,76 @@ def get_preset(file: str, name: str) -> Preset:
         names = list(pf.presets)
         raise InputError(f"unknown model {name!r}{suggest(name, names)}; known: {', '.join(names)}")
     return pf.presets[key]
+
+
+# Hugging Face config.json keys -> op parameters. Layouts: Llama/Mistral/Qwen2 (dense) and
+# Mixtral (num_local_experts) / Qwen-MoE (num_experts, moe_intermediate_size).
+HF_REQUIRED = {
+    "hidden_size": "hidden",
+    "num_hidden_layers": "layers",
+    "num_attention_heads": "heads",
+    "intermediate_size": "ffn",
+    "vocab_size": "vocab",
+}
+
+
+def params_from_hf_config(path: str) -> dict[str, int | bool]:
+    """Model dimensions from a local Hugging Face config.json (no network)."""
+    import json
+    from pathlib import Path
+
+    from .errors import InputError
+    from .specfile import read_text
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such model config")
+    try:
+        cfg = json.loads(read_text(p))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(cfg, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers keep the LM under text_config
+        cfg = {**cfg, **cfg["text_config"]}
+
+    def integer(key: str, minimum: int = 1) -> int:
+        v = cfg[key]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(f"{path}: {key}: expected an integer, got {v!r}")
+        if v < minimum:
+            raise InputError(f"{path}: {key}: must be at least {minimum} (got {v})")
+        return v
+
+    missing = [k for k in HF_REQUIRED if k not in cfg]
+    if "intermediate_size" in missing and "moe_intermediate_size" in cfg:
+        missing.remove("intermediate_size")
+    if missing:
+        raise InputError(f"{path}: {missing[0]}: required field is missing")
+    out: dict[str, int | bool] = {}
+    for key, name in HF_REQUIRED.items():
+        if key in cfg:
+            out[name] = integer(key)
+    heads = int(out["heads"])
+    out["kv_heads"] = integer("num_key_value_heads") if cfg.get("num_key_value_heads") is not None else heads
+    if heads % int(out["kv_heads"]):
+        raise InputError(f"{path}: num_key_value_heads: {out['kv_heads']} does not divide num_attention_heads {heads}")
+    if cfg.get("head_dim") is not None:
+        out["head_dim"] = integer("head_dim")
+    else:
+        if int(out["hidden"]) % heads:
+            raise InputError(f"{path}: head_dim: missing, and hidden_size is not a multiple of num_attention_heads")
+        out["head_dim"] = int(out["hidden"]) // heads
+    tie = cfg.get("tie_word_embeddings", False)
+    if not isinstance(tie, bool):
+        raise InputError(f"{path}: tie_word_embeddings: expected true or false, got {tie!r}")
+    out["tie_embeddings"] = tie
+    experts_key = next((k for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), None)
+    if experts_key:
+        out["experts"] = integer(experts_key)
+        out["experts_per_token"] = integer("num_experts_per_tok") if "num_experts_per_tok" in cfg else 2
+        if "moe_intermediate_size" in cfg:
+            out["ffn"] = integer("moe_intermediate_size")
+    if cfg.get("max_position_embeddings") is not None:
+        out["max_context"] = integer("max_position_embeddings")
+    return out

@@ -42,7 +42,7 @@ def bound_text(bound: str) -> Any:
     return Text(" MEMORY-BOUND ", style="bold white on dark_red")
 
 
-def op_result(c: Console, r: RooflineResult) -> None:
+def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     from rich.table import Table
 
     params = "  ".join(f"{k}={v}" for k, v in r.params.items())
@@ -58,8 +58,14 @@ def op_result(c: Console, r: RooflineResult) -> None:
     t.add_row("time at peak compute", fmt_time(r.t_compute_s), "")
     t.add_row("time at peak bandwidth", fmt_time(r.t_memory_s), "")
     t.add_row("launch overhead", fmt_time(r.t_overhead_s), f"{r.launches} launch(es)" if r.t_overhead_s else "none given")
-    t.add_row("[bold]predicted time[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", "max(compute, memory) + overhead")
+    how = "max(compute, memory) + overhead"
+    if r.interconnect_bytes:
+        t.add_row("interconnect", fmt_time(r.t_interconnect_s), f"{fmt_bytes(r.interconnect_bytes)} sent per GPU")
+        how = "max(compute, memory) + interconnect + overhead"
+    t.add_row("[bold]predicted time[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", how)
     t.add_row("attainable", si(r.attainable_flops_per_s, "FLOP/s"), f"{r.fraction_of_peak:.1%} of peak")
+    if r.tokens_per_s is not None and r.tokens is not None:
+        t.add_row("tokens per second", f"{r.tokens_per_s:,.0f}", f"{r.tokens:,} tokens per step")
     c.print(t)
 
     b = Table(title="bytes by term", title_justify="left", show_edge=False, pad_edge=False)
@@ -72,6 +78,24 @@ def op_result(c: Console, r: RooflineResult) -> None:
             continue
         b.add_row(item.term, fmt_bytes(item.bytes), f"{item.bytes / r.bytes:.1%}", item.help)
     c.print(b)
+    if breakdown and r.breakdown:
+        bt = Table(title="by layer kind (each part as its own kernel)", title_justify="left", show_edge=False,
+                   pad_edge=False)
+        for col in ("part", "FLOPs", "bytes", "intensity", "bound", "time"):
+            bt.add_column(col, justify="left" if col in ("part", "bound") else "right", no_wrap=True)
+        for p in r.breakdown:
+            bt.add_row(p.part, si(p.flops, "FLOP"), fmt_bytes(p.bytes), f"{p.intensity:,.4g}", p.bound, fmt_time(p.time_s))
+        c.print(bt)
+    if r.memory is not None:
+        m = r.memory
+        parts = " + ".join(f"{i.term} {fmt_bytes(i.bytes)}" for i in m.items)
+        per = f", {fmt_bytes(m.per_gpu_bytes)} per GPU on {m.gpus}" if m.gpus > 1 else ""
+        verdict = ("[green]fits[/green]" if m.fits else
+                   f"[bold red]does not fit[/bold red]: needs at least {m.gpus_needed} GPUs of this kind")
+        c.print(f"[bold]memory[/bold] {fmt_bytes(m.needed_bytes)} ({parts}){per} against "
+                f"{fmt_bytes(m.capacity_bytes)}: {verdict}")
+    if r.crossover is not None:
+        c.print(f"[bold]crossover[/bold] {r.op} {r.crossover.text}")
     for i in r.info:
         val = fmt_bytes(i.value) if i.name.endswith("bytes") else (si(i.value) if abs(i.value) >= 1e4 else f"{i.value:g}")
         c.print(f"[cyan]{i.name}[/cyan] = {val}   [dim]{i.help}[/dim]")
@@ -345,3 +369,22 @@ def probe_report(c: Console, r: Any) -> None:
         c.print(f"[cyan]note[/cyan] {n}")
     for sk in r.skipped:
         c.print(f"[yellow]skipped[/yellow] {sk}")
+
+
+def model_list(c: Console, pf: Any) -> None:
+    from rich.table import Table
+
+    t = Table(title="model presets", title_justify="left")
+    cols = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "max_context")
+    t.add_column("model", style="bold", no_wrap=True)
+    for col in cols:
+        t.add_column(col.replace("_", " "), justify="right", no_wrap=True)
+    for name, p in pf.presets.items():
+        vals = p.params
+        exp = f"{vals.get('experts', 1)} (top {vals.get('experts_per_token', 1)})" if vals.get("experts", 1) > 1 else "-"
+        row = [str(vals.get(k, "-")) for k in cols[:-2]] + [exp, f"{vals.get('max_context', '-'):,}"]
+        t.add_row(name, *row)
+    c.print(t)
+    c.print("[bold]sources[/bold]")
+    for name, p in pf.presets.items():
+        c.print(f"  {name}: {p.source}" + (f" ({p.note})" if p.note else ""))

@@ -42,6 +42,38 @@ class InfoItem(BaseModel):
     help: str
 
 
+class BreakdownItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    part: str
+    flops: int | float
+    bytes: int | float
+    intensity: float
+    bound: Literal["memory", "compute"]
+    time_s: float
+    help: str
+
+
+class MemoryFit(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    items: list[ByteItem]
+    needed_bytes: int | float
+    gpus: int
+    per_gpu_bytes: float
+    capacity_bytes: float
+    fits: bool
+    gpus_needed: int
+
+
+class Crossover(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    param: str
+    value: int | None
+    text: str
+
+
 class RooflineResult(BaseModel):
     """Everything ``roofcalc op`` prints; ``--json`` is ``model_dump(mode='json')``."""
 
@@ -71,6 +103,13 @@ class RooflineResult(BaseModel):
     calibrated: bool
     info: list[InfoItem]
     warnings: list[str]
+    t_interconnect_s: float = 0.0
+    interconnect_bytes: int | float = 0
+    tokens: int | float | None = None
+    tokens_per_s: float | None = None
+    memory: MemoryFit | None = None
+    breakdown: list[BreakdownItem] = []
+    crossover: Crossover | None = None
 
 
 # ------------------------------------------------------------ parameters
@@ -133,8 +172,15 @@ def resolve_params(op: OpDef, given: dict[str, Any]) -> dict[str, int | float | 
     preset_values: dict[str, Any] = {}
     if op.presets is not None:
         pname = given.pop(op.presets.option, None)
+        config = given.pop(f"{op.presets.option}_config", None)
+        if pname is not None and config is not None:
+            raise InputError(f"give --{op.presets.option} or --{op.presets.option}-config, not both")
         if pname is not None:
             preset_values = dict(get_preset(op.presets.file, str(pname)).params)
+        elif config is not None:
+            from .presets import params_from_hf_config
+
+            preset_values = dict(params_from_hf_config(str(config)))
     declared = op.all_params
     unknown = [k for k in given if k not in declared]
     if unknown:
@@ -216,6 +262,10 @@ def _ratio(a: int | float, b: int | float) -> float:
 
 def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> RooflineResult:
     """Place one op, with ``params``, on the roofline of ``hardware``."""
+    return _analyze(op, hardware, params, with_crossover=True)
+
+
+def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], with_crossover: bool) -> RooflineResult:
     opdef = load_op(op) if isinstance(op, str) else op
     hw = load_hardware(hardware)
     values = resolve_params(opdef, params)
@@ -267,6 +317,26 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
     warnings = [w.message for i, w in enumerate(opdef.warnings) if _ev(opdef, f"warnings.{i}.when", env)]
     warnings += _engine_warnings(hw, dtype, total, t_overhead, roof_time)
 
+    t_ic, ic_bytes = 0.0, 0
+    if opdef.interconnect is not None:
+        ic_bytes = _num(opdef, "interconnect.expr", env)
+        if ic_bytes:
+            if hw.interconnect_bytes_per_s is None:
+                raise DomainError(f"{hw.id} gives no interconnect bandwidth, needed for more than one GPU")
+            # the file's figure is bidirectional; a ring all-reduce sends at the one-way rate
+            t_ic = float(ic_bytes) / (float(hw.interconnect_bytes_per_s.value) / 2)
+    predicted = roof_time + t_ic + t_overhead
+    tokens = _num(opdef, "tokens", env) if opdef.tokens is not None else None
+    parts = []
+    for rname, row in opdef.breakdown.items():
+        bf = _num(opdef, f"breakdown.{rname}.flops", env)
+        bb = _num(opdef, f"breakdown.{rname}.bytes", env)
+        tc, tm = (_ratio(bf, 1) / peak if bf else 0.0), _ratio(bb, 1) / bw
+        parts.append(BreakdownItem(part=rname, flops=bf, bytes=bb, intensity=_ratio(bf, bb) if bb else 0.0,
+                                       bound="compute" if tc >= tm else "memory", time_s=max(tc, tm), help=row.help))
+    memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
+    cross = _crossover(opdef, hw, params) if with_crossover and opdef.crossover else None
+
     return RooflineResult(
         op=opdef.name,
         hardware=hw.id,
@@ -285,13 +355,57 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
         t_memory_s=t_memory,
         launches=launches,
         t_overhead_s=t_overhead,
-        predicted_s=roof_time + t_overhead,
+        predicted_s=predicted,
         attainable_flops_per_s=attainable,
         fraction_of_peak=attainable / peak,
         calibrated=hw.calibration is not None,
         info=info,
         warnings=warnings,
+        t_interconnect_s=t_ic,
+        interconnect_bytes=ic_bytes,
+        tokens=tokens,
+        tokens_per_s=(float(tokens) / predicted) if tokens is not None else None,
+        memory=memory,
+        breakdown=parts,
+        crossover=cross,
     )
+
+
+def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw: Hardware) -> MemoryFit:
+    import math
+
+    items = [ByteItem(term=n, bytes=_num(opdef, f"memory.{n}.expr", env), help=m.help) for n, m in opdef.memory.items()]
+    needed = sum(i.bytes for i in items)
+    gpus = int(values[opdef.gpus_param]) if opdef.gpus_param else 1
+    cap = float(hw.memory.capacity_bytes.value)
+    per_gpu = float(needed) / gpus
+    return MemoryFit(items=items, needed_bytes=needed, gpus=gpus, per_gpu_bytes=per_gpu, capacity_bytes=cap,
+                     fits=per_gpu <= cap, gpus_needed=max(1, math.ceil(float(needed) / cap)))
+
+
+def _crossover(opdef: OpDef, hw: Hardware, params: dict[str, Any]) -> Crossover:
+    """The smallest value of the crossover parameter at which the op is compute-bound."""
+    name = opdef.crossover
+    assert name is not None
+    top = 1 << 20
+
+    def compute_bound(v: int) -> bool:
+        return _analyze(opdef, hw, {**params, name: v}, with_crossover=False).bound == "compute"
+
+    opt = "--" + name.replace("_", "-")
+    if not compute_bound(top):
+        return Crossover(param=name, value=None,
+                         text=f"stays memory-bound for any {opt} up to {top:,} with the other parameters as given")
+    lo, hi = 0, top  # compute_bound(hi) is true; lo is below the first compute-bound value
+    if compute_bound(1):
+        hi = 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if compute_bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return Crossover(param=name, value=hi, text=f"turns compute-bound at {opt} {hi:,} (memory-bound below)")
 
 
 def _engine_warnings(hw: Hardware, dtype: str, total: int | float, t_overhead: float,

@@ -118,7 +118,8 @@ def test_decode_llama8b_by_hand() -> None:
     }
     linear = 2 * B * (W - 32 * 2 * 4096 - 4096)  # norms hold no matmul FLOPs
     attn = 4 * B * 32 * 32 * 128 * (T + 1)
-    assert r.flops == linear + attn
+    norms = 4 * B * 4096 * (2 * 32 + 1)  # RMSNorm: square, sum, rsqrt-scale, weight: 4 per element
+    assert r.flops == linear + attn + norms
 
 
 def test_decode_kv_dtype() -> None:
@@ -140,7 +141,8 @@ def test_prefill_by_hand() -> None:
     r = analyze("prefill", "h100", model="llama-3.1-8b", seq=S)
     W = _llama8b_weights()
     lin_per_token = W - 32 * 2 * 4096 - 4096 - 128256 * 4096
-    assert r.flops == 2 * S * lin_per_token + 2 * 128256 * 4096 + 4 * 32 * 4096 * (S * (S + 1) // 2)
+    norms = 4 * S * 4096 * (2 * 32 + 1)
+    assert r.flops == 2 * S * lin_per_token + 2 * 128256 * 4096 + 4 * 32 * 4096 * (S * (S + 1) // 2) + norms
 
 
 def test_explicit_params_override_preset() -> None:

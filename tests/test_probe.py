@@ -36,11 +36,16 @@ def test_report_parses_and_recomputes_identically(dev: str) -> None:
     saved = _load(dev)
     ProbeReport.model_validate(saved)
     again = report_from_file(str(VALIDATION / dev / "probe.json"))
-    assert again.summary == saved["summary"]
     assert [r.model_dump(mode="json") for r in again.residency] == saved["residency"]
-    for got, want in zip(again.ops, saved["ops"]):
-        assert got.ratio == pytest.approx(want["ratio"], rel=1e-12)
-        assert got.predicted_calibrated_s == pytest.approx(want["predicted_calibrated_s"], rel=1e-12)
+    assert [c.model_dump(mode="json") for c in again.ceilings] == saved["ceilings"]
+    # Op predictions are recomputed with today's op files, which may be refined after a
+    # measurement (prefill gained its norm FLOPs, +0.007%). A drift past 0.5% means the
+    # model changed enough that the validation should be measured again.
+    for got, want in zip(again.ops, saved["ops"], strict=True):
+        assert got.ratio == pytest.approx(want["ratio"], rel=5e-3), got.label
+        assert got.measured_s == want["measured_s"]
+    assert again.summary["median_ratio_large_ops"] == pytest.approx(saved["summary"]["median_ratio_large_ops"],
+                                                                     rel=5e-3)
 
 
 @pytest.mark.parametrize("dev", DEVICES)
