@@ -144,7 +144,90 @@ def cli() -> None:
 # ---------------------------------------------------------------- op
 
 
-def _op_command(name: str) -> click.Command:
+class RangeOrInt(click.ParamType):
+    """An integer, or a range A..B for the swept parameter."""
+
+    name = "integer|A..B"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and ".." in value:
+            return value
+        return IntType().convert(value, param, ctx)
+
+
+def _hw_list(values: tuple[str, ...]) -> list[Any]:
+    from .hardware import load_hardware
+
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    if not names:
+        names = [os.environ.get("ROOFCALC_HW") or DEFAULT_HW]
+    hws = []
+    for n in names:
+        hw = load_hardware(n)
+        if hw.id not in [h.id for h in hws]:
+            hws.append(hw)
+    return hws
+
+
+def _compare_callback(opdef: Any) -> Any:
+    def callback(hw_names: tuple[str, ...], as_json: bool, **params: Any) -> None:
+        from .errors import DomainError
+        from .roofline import analyze
+
+        results, errors = [], []
+        for hw in _hw_list(hw_names):
+            try:
+                results.append(analyze(opdef, hw, **params))
+            except DomainError as e:
+                errors.append((hw.id, str(e)))
+        for hw_id, msg in errors:
+            click.echo(f"skipped {hw_id}: {msg}", err=True)
+        if not results:
+            raise click.ClickException("no hardware could run this op: " + "; ".join(m for _, m in errors))
+        if as_json:
+            emit_json([r.model_dump(mode="json") for r in results])
+            return
+        from .render import compare_table, console
+
+        compare_table(console(), results, errors)
+
+    return callback
+
+
+def _sweep_callback(opdef: Any) -> Any:
+    def callback(hw_names: tuple[str, ...], as_json: bool, steps: int | None, linear: bool, output: str | None,
+                 **params: Any) -> None:
+        from .views import parse_range, sweep
+
+        ranged = {k: v for k, v in params.items() if isinstance(v, str) and ".." in v}
+        if len(ranged) != 1:
+            raise InputClickError("give exactly one parameter as a range A..B (e.g. --m 1..16384)"
+                                  if not ranged else f"only one parameter can be swept (got {', '.join(ranged)})")
+        (pname, text), = ranged.items()
+        if output:
+            from .plot import check_output
+
+            check_output(output)
+        values = parse_range(text, steps, linear)
+        fixed = {k: v for k, v in params.items() if k != pname and v is not None}
+        sw = sweep(opdef.name, _hw_list(hw_names), pname, values, fixed)
+        if output:
+            from .plot import save_sweep
+
+            save_sweep(sw, output)
+        if as_json:
+            emit_json(sw.model_dump(mode="json"))
+            return
+        from .render import console, sweep_view
+
+        sweep_view(console(), sw, chart=output is None)
+        if output:
+            click.echo(f"chart written to {output}", err=True)
+
+    return callback
+
+
+def _op_command(name: str, mode: str = "op") -> click.Command:
     from .dtypes import DTYPES
     from .opdefs import load_op
 
@@ -181,33 +264,57 @@ def _op_command(name: str) -> click.Command:
         if p.type == "bool":
             params.append(click.Option([f"{flag}/--no-{flag[2:]}", pname], default=None, help=help_))
         elif p.type == "int":
-            params.append(click.Option([flag, pname], type=IntType(), default=None, help=help_))
+            params.append(click.Option([flag, pname], type=RangeOrInt() if mode == "sweep" else IntType(),
+                                       default=None, help=help_))
         elif p.type == "float":
             params.append(click.Option([flag, pname], type=float, default=None, help=help_))
         elif p.type == "dtype":
             params.append(click.Option([flag, pname], type=NameType(DTYPES, "dtype"), default=None, help=help_))
         else:
             params.append(click.Option([flag, pname], type=NameType(p.choices or [], pname), default=None, help=help_))
-    params += [
-        click.Option(["--hw", "hw_name"], default=None, metavar="NAME",
-                     help=f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HW})"),
-        click.Option(["--hw-file"], type=click.Path(dir_okay=False), default=None,
-                     help="a hardware YAML file of your own"),
-        click.Option(["--calibration"], type=click.Path(dir_okay=False), default=None,
-                     help="use the ceilings measured by 'roofcalc probe --save-calibration'"),
-        click.Option(["--json", "as_json"], is_flag=True, help="print one JSON object on stdout"),
-    ]
-    if opdef.breakdown:
-        params.append(click.Option(["--breakdown"], is_flag=True,
-                                   help="one row per layer kind: FLOPs, bytes, intensity, bound"))
+    if mode == "op":
+        params += [
+            click.Option(["--hw", "hw_name"], default=None, metavar="NAME",
+                         help=f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HW})"),
+            click.Option(["--hw-file"], type=click.Path(dir_okay=False), default=None,
+                         help="a hardware YAML file of your own"),
+            click.Option(["--calibration"], type=click.Path(dir_okay=False), default=None,
+                         help="use the ceilings measured by 'roofcalc probe --save-calibration'"),
+            click.Option(["--json", "as_json"], is_flag=True, help="print one JSON object on stdout"),
+        ]
+        if opdef.breakdown:
+            params.append(click.Option(["--breakdown"], is_flag=True,
+                                       help="one row per layer kind: FLOPs, bytes, intensity, bound"))
+    else:
+        params += [
+            click.Option(["--hw", "hw_names"], multiple=True, metavar="NAME[,NAME...]",
+                         help=f"hardware ids, comma-separated or repeated (default: {DEFAULT_HW})"),
+            click.Option(["--json", "as_json"], is_flag=True, help="print JSON on stdout"),
+        ]
+    if mode == "sweep":
+        params += [
+            click.Option(["--steps"], type=int, default=None, help="N log-spaced points (or linear with --linear)"),
+            click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
+            click.Option(["-o", "--output"], type=click.Path(dir_okay=False), default=None,
+                         help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])"),
+        ]
+        callback = _sweep_callback(opdef)
+    elif mode == "compare":
+        callback = _compare_callback(opdef)
     doc = f"{opdef.summary}.\n\n" + (f"{opdef.description}\n\n" if opdef.description else "")
-    doc += f"\b\nExample:\n  {opdef.example}"
+    example = opdef.example
+    if mode != "op":
+        example = example.replace("roofcalc op ", f"roofcalc {mode} ")
+        example = example.split(" --hw ")[0] + " --hw h100,h200"
+    doc += f"\b\nExample:\n  {example}"
     return click.Command(name, params=params, callback=callback, help=doc,
                          context_settings={"help_option_names": ["-h", "--help"]})
 
 
 class OpGroup(click.Group):
     """`roofcalc op NAME`: one subcommand per ops/*.yaml, options from the file."""
+
+    mode = "op"
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         from .opdefs import op_names
@@ -219,7 +326,7 @@ class OpGroup(click.Group):
 
         if cmd_name.lower() not in op_names():
             return None
-        return _op_command(cmd_name.lower())
+        return _op_command(cmd_name.lower(), self.mode)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         from .errors import suggest
@@ -270,6 +377,88 @@ def op(ctx: click.Context, list_: bool, as_json: bool) -> None:
         return
     click.echo(ctx.get_help())
     ctx.exit(2)
+
+
+# ---------------------------------------------------------------- views
+
+
+class CompareGroup(OpGroup):
+    mode = "compare"
+
+
+class SweepGroup(OpGroup):
+    mode = "sweep"
+
+
+@cli.group(cls=CompareGroup)
+def compare() -> None:
+    """One op on several GPUs side by side; the fastest is marked.
+
+    \b
+    Example:
+      roofcalc compare gemm --m 8192 --hw h100,h200,a100,b200,m3-max
+    """
+
+
+@cli.group(cls=SweepGroup)
+def sweep() -> None:
+    """Sweep one parameter over a range; say where the op turns compute-bound.
+
+    A..B means powers of two from A (B included); --steps N gives N log-spaced points,
+    --linear linear ones.
+
+    \b
+    Examples:
+      roofcalc sweep gemm --m 1..16384 --hw h100
+      roofcalc sweep decode --model llama-3.1-8b --batch 1..512 --hw h100,h200
+    """
+
+
+@cli.command()
+@click.option("--hw", "hw_names", multiple=True, metavar="NAME[,NAME...]",
+              help=f"hardware ids, comma-separated or repeated (default: {DEFAULT_HW})")
+@click.option("--op", "op_specs", multiple=True, required=True, metavar="NAME[:param=value,...]",
+              help="an op to place on the chart, e.g. gemm:m=8192 or decode:model=llama-3.1-8b,batch=8")
+@click.option("--calibration", multiple=True, type=click.Path(dir_okay=False),
+              help="draw the measured roofs of a 'probe --save-calibration' file beside the datasheet ones")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="write a .png, .svg or .pdf (needs roofcalc[plot]); without it, a terminal chart")
+@click.option("--json", "as_json", is_flag=True, help="print the chart's data as JSON")
+def roofline(hw_names: tuple[str, ...], op_specs: tuple[str, ...], calibration: tuple[str, ...], output: str | None,
+             as_json: bool) -> None:
+    """A log-log roofline: roofs per hardware and dtype, each op a labelled point.
+
+    \b
+    Examples:
+      roofcalc roofline --hw h100 --op gemm:m=8192 --op gemv:m=4096,n=4096 -o roofline.png
+      roofcalc roofline --hw h100 --hw h200 --hw b200 --op attention:seq=8192,heads=32,head-dim=128 -o roofline.svg
+      roofcalc roofline --hw h100 --op gemm:m=8192
+    """
+    from .hardware import load_hardware_file
+    from .views import parse_op_spec, roofline_chart
+
+    if output:
+        from .plot import check_output
+
+        check_output(output)
+    ops = [parse_op_spec(s) for s in op_specs]
+    cals = [load_hardware_file(c) for c in calibration]
+    for c in cals:
+        if c.calibration is None:
+            raise InputClickError(f"{c.id}: not a calibration file (no 'calibration:' section)")
+    chart = roofline_chart(ops, _hw_list(hw_names), cals)
+    if output:
+        from .plot import save_roofline
+
+        save_roofline(chart, output)
+    if as_json:
+        emit_json(chart.model_dump(mode="json"))
+        return
+    from .render import console, roofline_view
+
+    roofline_view(console(), chart, chart_in_terminal=output is None)
+    if output:
+        click.echo(f"chart written to {output}", err=True)
 
 
 # ---------------------------------------------------------------- hw
@@ -376,9 +565,12 @@ def model_list(as_json: bool) -> None:
               help="shared-memory carveout preference in percent (-1 or omitted: the default)")
 @click.option("--barriers", type=int, default=1, show_default=True, help="block barriers used per block")
 @click.option("--grid", type=IntType(), default=None, help="blocks in the grid: adds waves and the tail loss")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="write occupancy against block size, registers and shared memory to .png/.svg/.pdf")
 @click.option("--json", "as_json", is_flag=True, help="print JSON on stdout (a list without --threads)")
 def occupancy(hw_name: str | None, hw_file: str | None, threads: int | None, regs: int | None, smem: int,
-              static_smem: int, carveout: int | None, barriers: int, grid: int | None, as_json: bool) -> None:
+              static_smem: int, carveout: int | None, barriers: int, grid: int | None, plot: str | None,
+              as_json: bool) -> None:
     """Blocks and warps per SM, occupancy, and the resource that limits it.
 
     \b
@@ -387,11 +579,18 @@ def occupancy(hw_name: str | None, hw_file: str | None, threads: int | None, reg
       roofcalc occupancy --hw h100 --threads 256 --regs 64 --smem 96k
       roofcalc occupancy --hw a100 --threads 128 --regs 128 --smem 48k --static-smem 2k --carveout 50
       roofcalc occupancy --hw b200 --threads 384 --regs 168 --grid 1024 --json
+      roofcalc occupancy --hw h100 --threads 256 --regs 64 --smem 32k --plot occupancy.png
     """
     from .occupancy_solver import occupancy as solve
     from .occupancy_solver import sweep_block_sizes
 
     hw = resolve_hw(hw_name, hw_file)
+    if plot:
+        from .plot import check_output
+
+        check_output(plot)
+        if threads is None or regs is None:
+            raise InputClickError("--plot needs --threads and --regs (the configuration to mark)")
     if threads is None:
         results, best = sweep_block_sizes(hw, regs, smem, static_smem, carveout, barriers, grid)
         if as_json:
@@ -402,12 +601,28 @@ def occupancy(hw_name: str | None, hw_file: str | None, threads: int | None, reg
         occupancy_sweep(console(), hw, results, best)
         return
     result = solve(hw, threads, regs, smem, static_smem, carveout, barriers, grid)
+    curves = None
+    if result.blocks_per_sm is not None and regs is not None:
+        from .views import occupancy_curves
+
+        curves = occupancy_curves(hw, threads, regs, smem, static_smem, carveout)
+    if plot:
+        if curves is None:
+            raise click.ClickException(f"{hw.id}: occupancy curves need published residency rules")
+        from .plot import save_occupancy
+
+        save_occupancy(curves, plot)
     if as_json:
         emit_json(result.model_dump(mode="json"))
         return
-    from .render import console, occupancy_result
+    from .render import console, occupancy_curves_view, occupancy_result
 
-    occupancy_result(console(), hw, result)
+    c = console()
+    occupancy_result(c, hw, result)
+    if curves is not None and not plot:
+        occupancy_curves_view(c, curves)
+    if plot:
+        click.echo(f"chart written to {plot}", err=True)
 
 
 # ---------------------------------------------------------------- probe

@@ -388,3 +388,120 @@ def model_list(c: Console, pf: Any) -> None:
     c.print("[bold]sources[/bold]")
     for name, p in pf.presets.items():
         c.print(f"  {name}: {p.source}" + (f" ({p.note})" if p.note else ""))
+
+
+def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]]) -> None:
+    from rich.table import Table
+
+    r0 = results[0]
+    params = "  ".join(f"{k}={v}" for k, v in r0.params.items())
+    c.print(f"[bold]{r0.op}[/bold], {r0.dtype}   [dim]{params}[/dim]")
+    fastest = min(results, key=lambda r: r.predicted_s)
+    t = Table(show_edge=False, pad_edge=False)
+    t.add_column("", style="bold", no_wrap=True)
+    for r in results:
+        t.add_column(r.hardware + (" (fastest)" if r is fastest else ""), justify="right", no_wrap=True)
+    rows = [
+        ("predicted time", lambda r: fmt_time(r.predicted_s)),
+        ("bound", lambda r: r.bound),
+        ("attainable", lambda r: si(r.attainable_flops_per_s, "FLOP/s")),
+        ("fraction of peak", lambda r: f"{r.fraction_of_peak:.1%}"),
+        ("intensity", lambda r: f"{r.intensity:,.4g}"),
+        ("ridge", lambda r: f"{r.ridge:,.4g}"),
+        ("peak", lambda r: si(r.peak_flops_per_s, "FLOP/s")),
+        ("bandwidth", lambda r: si(r.bandwidth_bytes_per_s, "B/s")),
+        ("time at peak compute", lambda r: fmt_time(r.t_compute_s)),
+        ("time at peak bandwidth", lambda r: fmt_time(r.t_memory_s)),
+    ]
+    for label, f in rows:
+        t.add_row(label, *[("[green]" + f(r) + "[/green]") if r is fastest and label == "predicted time" else f(r)
+                           for r in results])
+    c.print(t)
+    for hw_id, msg in errors:
+        c.print(f"[yellow]skipped[/yellow] {hw_id}: {msg}")
+
+
+def _roofline_series(chart: Any) -> tuple[list[Any], list[str]]:
+    from .termplot import Series
+
+    chars = "-=~*+:"
+    series = []
+    xs = [p.intensity for p in chart.points] + [r.ridge for r in chart.roofs]
+    lo, hi = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
+    for i, r in enumerate(chart.roofs):
+        kind = "measured" if r.calibrated else "datasheet"
+        series.append(Series(label=f"{r.hardware} {r.dtype} roof ({kind}), ridge (R) at {r.ridge:.0f} FLOP/B",
+                             points=[(lo, r.bandwidth_bytes_per_s * lo), (r.ridge, r.peak_flops_per_s),
+                                     (hi, r.peak_flops_per_s)], char=chars[i % len(chars)]))
+        series.append(Series(label="ridge", points=[(r.ridge, r.peak_flops_per_s)], char="R", line=False))
+    marks = "123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    legend = []
+    for i, p in enumerate(chart.points):
+        m = marks[i % len(marks)]
+        legend.append(f"  {m}  {p.label} on {p.hardware}: intensity {p.intensity:,.4g} FLOP/B, "
+                      f"{si(p.attainable_flops_per_s, 'FLOP/s')} ({p.bound}-bound)")
+        series.append(Series(label=p.label, points=[(p.intensity, p.attainable_flops_per_s)], char=m, line=False,
+                             labels=[m]))
+    return series, legend
+
+
+def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> None:
+    from rich.table import Table
+
+    from .termplot import loglog
+
+    if chart_in_terminal:
+        series, legend = _roofline_series(chart)
+        c.print(loglog(series, x_unit="FLOP/B", y_unit="FLOP/s"), markup=False, highlight=False)
+        for line in legend:
+            c.print(line, markup=False, highlight=False)
+    t = Table(show_edge=False, pad_edge=False)
+    for col in ("op", "hardware", "dtype", "intensity", "ridge", "bound", "attainable", "predicted"):
+        t.add_column(col, justify="left" if col in ("op", "hardware", "dtype", "bound") else "right", no_wrap=True)
+    for p, r in zip(chart.points, chart.results):
+        t.add_row(p.label, p.hardware, p.dtype, f"{p.intensity:,.4g}", f"{r.ridge:,.4g}", p.bound,
+                  si(p.attainable_flops_per_s, "FLOP/s"), fmt_time(r.predicted_s))
+    c.print(t)
+
+
+def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
+    from rich.table import Table
+
+    from .termplot import Series, loglog
+
+    t = Table(title=f"sweep of {sw.op} over {sw.param}", title_justify="left", show_edge=False, pad_edge=False)
+    t.add_column(sw.param, justify="right", no_wrap=True)
+    for hw in sw.hardware:
+        for col in ("time", "attainable", "bound"):
+            t.add_column(f"{hw} {col}", justify="right", no_wrap=True)
+    by = {(r.hardware, r.value): r.result for r in sw.rows}
+    for v in sw.values:
+        cells = []
+        for hw in sw.hardware:
+            r = by[(hw, v)]
+            cells += [fmt_time(r.predicted_s), si(r.attainable_flops_per_s, "FLOP/s"), r.bound]
+        t.add_row(f"{v:,}", *cells)
+    c.print(t)
+    if chart:
+        chars = "*o+x#@"
+        for what, get, unit in (("predicted time", lambda r: r.predicted_s, "s"),
+                                ("attainable", lambda r: r.attainable_flops_per_s, "FLOP/s")):
+            series = [Series(label=f"{hw} {what}", char=chars[i % len(chars)],
+                             points=[(float(v), get(by[(hw, v)])) for v in sw.values])
+                      for i, hw in enumerate(sw.hardware)]
+            c.print(loglog(series, height=12, x_unit=sw.param, y_unit=unit), markup=False, highlight=False)
+    for hw in sw.hardware:
+        c.print(f"[bold]{hw}[/bold]: {sw.op} {sw.crossover[hw]['text']}")
+
+
+def occupancy_curves_view(c: Console, oc: Any) -> None:
+    from .termplot import sparkline
+
+    c.print("[bold]occupancy curves[/bold] (bar height = occupancy; ^ = this configuration)")
+    for cv in oc.curves:
+        line, idx = sparkline(cv.occupancy, width=64)
+        pos = min(range(len(idx)), key=lambda i: abs(cv.x[idx[i]] - cv.current))
+        lo = fmt_binary(cv.x[0]) if cv.unit == "bytes" else str(cv.x[0])
+        hi = fmt_binary(cv.x[-1]) if cv.unit == "bytes" else str(cv.x[-1])
+        c.print(f"  {cv.variable:<24} {lo:>7} |{line}| {hi}", markup=False, highlight=False)
+        c.print(" " * 35 + " " * pos + "^", markup=False, highlight=False)

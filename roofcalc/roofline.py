@@ -384,10 +384,18 @@ def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw:
 
 
 def _crossover(opdef: OpDef, hw: Hardware, params: dict[str, Any]) -> Crossover:
-    """The smallest value of the crossover parameter at which the op is compute-bound."""
-    name = opdef.crossover
-    assert name is not None
-    top = 1 << 20
+    assert opdef.crossover is not None
+    return crossover(opdef, hw, opdef.crossover, params)
+
+
+def crossover(op: OpDef | str, hardware: Hardware | str, name: str, params: dict[str, Any]) -> Crossover:
+    """The smallest value of the int parameter ``name`` at which the op is compute-bound."""
+    opdef = load_op(op) if isinstance(op, str) else op
+    hw = load_hardware(hardware)
+    p = opdef.params.get(name)
+    if p is None or p.type != "int":
+        raise InputError(f"{opdef.name} has no integer parameter {name!r}")
+    top = int(min(p.max or 1 << 20, 1 << 20))
 
     def compute_bound(v: int) -> bool:
         return _analyze(opdef, hw, {**params, name: v}, with_crossover=False).bound == "compute"

@@ -1,0 +1,148 @@
+"""Charts written to files with matplotlib (the optional 'plot' extra), imported only here."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .errors import DomainError, InputError
+from .units import si
+
+FORMATS = ("png", "svg", "pdf")
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+
+def check_output(path: str) -> str:
+    """Validate an output path before any work: known extension, writable folder. Returns the format."""
+    ext = Path(path).suffix.lower().lstrip(".")
+    if ext not in FORMATS:
+        raise InputError(f"{path}: unknown chart format {('.' + ext) if ext else '(no extension)'}; "
+                         f"use .png, .svg or .pdf")
+    parent = Path(path).parent if str(Path(path).parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"{path}: folder {parent} is not writable")
+    if Path(path).is_dir():
+        raise InputError(f"{path}: is a folder")
+    return ext
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise DomainError("writing chart files needs matplotlib: pip install 'roofcalc[plot]' "
+                          "(terminal charts need nothing: leave out -o/--plot)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: str, fmt: str) -> None:
+    parent = Path(path).parent if str(Path(path).parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".roofcalc-", suffix="." + fmt)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write: {e.strerror}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_roofline(chart: Any, path: str) -> None:
+    fmt = check_output(path)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    xs = [p.intensity for p in chart.points] + [r.ridge for r in chart.roofs]
+    lo, hi = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
+    hw_ids = list(dict.fromkeys(r.hardware.removesuffix("-measured") for r in chart.roofs))
+    for r in chart.roofs:
+        color = COLORS[hw_ids.index(r.hardware.removesuffix("-measured")) % len(COLORS)]
+        style = "--" if r.calibrated else "-"
+        x = [lo, r.ridge, hi]
+        y = [r.bandwidth_bytes_per_s * lo, r.peak_flops_per_s, r.peak_flops_per_s]
+        kind = "measured" if r.calibrated else "datasheet"
+        ax.plot(x, y, style, color=color, lw=1.8,
+                label=f"{r.hardware} {r.dtype} ({kind}), ridge {r.ridge:.0f} FLOP/B")
+        ax.plot([r.ridge], [r.peak_flops_per_s], "o", color=color, ms=5)
+    # points at the same place (e.g. one op on two parts with equal peaks) share one label
+    spots: dict[tuple[float, float], list[Any]] = {}
+    for p in chart.points:
+        spots.setdefault((round(p.intensity, 9), round(p.attainable_flops_per_s, 3)), []).append(p)
+    for (xv, yv), group in spots.items():
+        color = COLORS[hw_ids.index(group[0].hardware) % len(COLORS)] if group[0].hardware in hw_ids else "black"
+        ax.plot([xv], [yv], "s", color=color, ms=6, mec="black")
+        label = group[0].label
+        if len(hw_ids) > 1:
+            label += " (" + ", ".join(p.hardware for p in group) + ")"
+        ax.annotate(label, (xv, yv), textcoords="offset points", xytext=(-10, 10), fontsize=8, ha="right")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable FLOP/s")
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: si(v, "FLOP/s", digits=2)))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_ylim(top=max(r.peak_flops_per_s for r in chart.roofs) * 3)
+    ax.set_title("roofline")
+    _save(fig, path, fmt)
+    plt.close(fig)
+
+
+def save_sweep(sw: Any, path: str) -> None:
+    fmt = check_output(path)
+    plt = _pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for i, hw in enumerate(sw.hardware):
+        rows = [r for r in sw.rows if r.hardware == hw]
+        xs = [r.value for r in rows]
+        color = COLORS[i % len(COLORS)]
+        a1.plot(xs, [r.result.predicted_s for r in rows], "o-", color=color, ms=3, label=hw)
+        a2.plot(xs, [r.result.attainable_flops_per_s for r in rows], "o-", color=color, ms=3, label=hw)
+        cross = sw.crossover[hw]["value"]
+        if cross is not None:
+            for a in (a1, a2):
+                a.axvline(cross, color=color, ls=":", lw=1)
+            a2.annotate(f"compute-bound from {sw.param}={cross}", (cross, rows[-1].result.attainable_flops_per_s),
+                        fontsize=8, color=color, rotation=90, va="top", ha="right")
+    for a, ylabel in ((a1, "predicted time (s)"), (a2, "attainable FLOP/s")):
+        a.set_xscale("log", base=2)
+        a.set_yscale("log")
+        a.set_xlabel(sw.param)
+        a.set_ylabel(ylabel)
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    a2.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: si(v, "FLOP/s", digits=2)))
+    fig.suptitle(f"sweep of {sw.op} over {sw.param}")
+    _save(fig, path, fmt)
+    plt.close(fig)
+
+
+def save_occupancy(oc: Any, path: str) -> None:
+    fmt = check_output(path)
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for ax, cv in zip(axes, oc.curves):
+        xs = [x / 1024 for x in cv.x] if cv.unit == "bytes" else cv.x
+        cur = cv.current / 1024 if cv.unit == "bytes" else cv.current
+        ax.step(xs, [100 * o for o in cv.occupancy], where="post", color=COLORS[0])
+        ax.axvline(cur, color=COLORS[1], ls="--", lw=1)
+        ax.set_xlabel(cv.variable + (" (KiB)" if cv.unit == "bytes" else ""))
+        ax.set_ylabel("occupancy (%)")
+        ax.set_ylim(0, 105)
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(f"occupancy on {oc.hardware} (dashed: this configuration)")
+    _save(fig, path, fmt)
+    plt.close(fig)

@@ -1,0 +1,208 @@
+"""Data behind the charts and comparisons: pure functions over the engines' results.
+
+The charts (``plot.py`` for files, ``termplot.py`` for the terminal) draw only what these
+models hold, so a chart's points are the numbers the tables print.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import InputError
+from .hardware import Hardware
+from .roofline import RooflineResult, analyze
+
+MAX_SWEEP_POINTS = 200
+
+
+class Roof(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    hardware: str
+    dtype: str
+    peak_flops_per_s: float
+    bandwidth_bytes_per_s: float
+    ridge: float
+    calibrated: bool
+
+
+class Point(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    hardware: str
+    dtype: str
+    intensity: float
+    attainable_flops_per_s: float
+    bound: str
+
+
+class RooflineChart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int = 1
+    roofs: list[Roof]
+    points: list[Point]
+    results: list[RooflineResult]
+
+
+def parse_op_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """'gemm:m=8192,n=4096' -> ('gemm', {'m': '8192', 'n': '4096'}); names may use - or _."""
+    name, _, rest = spec.partition(":")
+    name = name.strip().lower()
+    if not name:
+        raise InputError(f"--op {spec!r}: expected NAME or NAME:param=value,...")
+    params: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise InputError(f"--op {spec!r}: {part!r} is not param=value")
+        params[key.strip().replace("-", "_")] = value.strip()
+    return name, params
+
+
+def _label(name: str, params: dict[str, str]) -> str:
+    return name + (" " + " ".join(f"{k}={v}" for k, v in params.items()) if params else "")
+
+
+def roofline_chart(ops: list[tuple[str, dict[str, str]]], hws: list[Hardware],
+                   calibrations: list[Hardware] | None = None) -> RooflineChart:
+    results: list[RooflineResult] = []
+    points: list[Point] = []
+    for hw in hws:
+        for name, params in ops:
+            r = analyze(name, hw, **params)
+            results.append(r)
+            points.append(Point(label=_label(name, params), hardware=hw.id, dtype=r.dtype, intensity=r.intensity,
+                                attainable_flops_per_s=r.attainable_flops_per_s, bound=r.bound))
+    roofs: list[Roof] = []
+    for hw in [*hws, *(calibrations or [])]:
+        dtypes = sorted({p.dtype for p in points}) or ["bf16"]
+        for dt in dtypes:
+            if dt in hw.peak_flops_per_s:
+                peak = hw.peak(dt)
+                roofs.append(Roof(hardware=hw.id, dtype=dt, peak_flops_per_s=peak, bandwidth_bytes_per_s=hw.bandwidth,
+                                  ridge=peak / hw.bandwidth, calibrated=hw.calibration is not None))
+    return RooflineChart(roofs=roofs, points=points, results=results)
+
+
+# ------------------------------------------------------------------ sweeps
+
+
+def parse_range(text: str, steps: int | None = None, linear: bool = False) -> list[int]:
+    """'1..16384': powers of two from 1 (the end included); --steps N: N log-spaced (or linear) integers."""
+    from .units import parse_int
+
+    lo_s, sep, hi_s = text.partition("..")
+    if not sep:
+        raise InputError(f"{text!r} is not a range (write A..B, e.g. 1..16384)")
+    try:
+        lo, hi = parse_int(lo_s), parse_int(hi_s)
+    except ValueError as e:
+        raise InputError(f"range {text!r}: {e}") from None
+    if lo < 1:
+        raise InputError(f"range {text!r}: the start must be at least 1")
+    if hi <= lo:
+        raise InputError(f"range {text!r} is empty or reversed")
+    if steps is not None and not 2 <= steps <= MAX_SWEEP_POINTS:
+        raise InputError(f"--steps must be 2..{MAX_SWEEP_POINTS} (got {steps})")
+    if linear:
+        n = steps or min(hi - lo + 1, 16)
+        values = sorted({round(lo + (hi - lo) * i / (n - 1)) for i in range(n)})
+    elif steps is not None:
+        ratio = math.log(hi / lo)
+        values = sorted({round(lo * math.exp(ratio * i / (steps - 1))) for i in range(steps)})
+    else:
+        values = []
+        v = lo
+        while v <= hi:
+            values.append(v)
+            v *= 2
+        if values[-1] != hi:
+            values.append(hi)
+    if len(values) > MAX_SWEEP_POINTS:
+        raise InputError(f"range {text!r} gives {len(values)} points; at most {MAX_SWEEP_POINTS} (use --steps)")
+    return values
+
+
+class SweepRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    hardware: str
+    value: int
+    result: RooflineResult
+
+
+class Sweep(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int = 1
+    op: str
+    param: str
+    values: list[int]
+    hardware: list[str]
+    rows: list[SweepRow]
+    crossover: dict[str, Any]
+
+
+def sweep(op: str, hws: list[Hardware], param: str, values: list[int], fixed: dict[str, Any]) -> Sweep:
+    from .roofline import crossover
+
+    rows = [SweepRow(hardware=hw.id, value=v, result=analyze(op, hw, **{**fixed, param: v}))
+            for hw in hws for v in values]
+    cross = {hw.id: crossover(op, hw, param, fixed).model_dump(mode="json") for hw in hws}
+    return Sweep(op=op, param=param, values=values, hardware=[h.id for h in hws], rows=rows, crossover=cross)
+
+
+# ------------------------------------------------------------------ occupancy curves
+
+
+class Curve(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    variable: str
+    unit: str
+    x: list[int]
+    occupancy: list[float]
+    current: int
+
+
+class OccupancyCurves(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int = 1
+    hardware: str
+    curves: list[Curve]
+
+
+def occupancy_curves(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int = 0,
+                     carveout: int | None = None) -> OccupancyCurves:
+    """The three graphs of NVIDIA's occupancy calculator, the current configuration marked."""
+    from .occupancy_solver import blocks_per_sm
+
+    carve = -1 if carveout is None else carveout
+    warp = hw.sm_value("warp_size") or 32
+    max_warps = (hw.sm_value("max_threads_per_sm") or 0) // warp
+    top_threads = hw.sm_value("max_threads_per_block") or 1024
+    top_regs = hw.sm_value("max_registers_per_thread") or 255
+    top_smem = (hw.sm_value("shared_memory_per_block_optin_bytes") or 0) - static_smem
+
+    def occ(t: int, r: int, s: int) -> float:
+        b, _ = blocks_per_sm(hw, t, r, s, static_smem, carve)
+        return b * math.ceil(t / warp) / max_warps
+
+    xs_t = sorted({*range(warp, top_threads + 1, warp), threads})
+    xs_r = list(range(1, top_regs + 1))
+    step = max(1024, top_smem // 128 // 1024 * 1024)
+    xs_s = sorted({*range(0, top_smem + 1, step), smem})
+    return OccupancyCurves(hardware=hw.id, curves=[
+        Curve(variable="threads per block", unit="threads", x=xs_t, occupancy=[occ(t, regs, smem) for t in xs_t],
+              current=threads),
+        Curve(variable="registers per thread", unit="registers", x=xs_r, occupancy=[occ(threads, r, smem) for r in xs_r],
+              current=regs),
+        Curve(variable="shared memory per block", unit="bytes", x=xs_s,
+              occupancy=[occ(threads, regs, s) for s in xs_s], current=smem),
+    ])
