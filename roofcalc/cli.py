@@ -227,11 +227,15 @@ def _sweep_callback(opdef: Any) -> Any:
     return callback
 
 
+def _is_op_file(name: str) -> bool:
+    return name.endswith((".yaml", ".yml")) or "/" in name
+
+
 def _op_command(name: str, mode: str = "op") -> click.Command:
     from .dtypes import DTYPES
-    from .opdefs import load_op
+    from .opdefs import load_op, load_op_file
 
-    opdef = load_op(name)
+    opdef = load_op_file(name) if _is_op_file(name) else load_op(name)
 
     def callback(hw_name: str | None, hw_file: str | None, calibration: str | None,
                  as_json: bool, breakdown: bool = False, **params: Any) -> None:
@@ -307,7 +311,7 @@ def _op_command(name: str, mode: str = "op") -> click.Command:
         example = example.replace("roofcalc op ", f"roofcalc {mode} ")
         example = example.split(" --hw ")[0] + " --hw h100,h200"
     doc += f"\b\nExample:\n  {example}"
-    return click.Command(name, params=params, callback=callback, help=doc,
+    return click.Command(opdef.name, params=params, callback=callback, help=doc,
                          context_settings={"help_option_names": ["-h", "--help"]})
 
 
@@ -324,6 +328,8 @@ class OpGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         from .opdefs import op_names
 
+        if _is_op_file(cmd_name):
+            return _op_command(cmd_name, self.mode)
         if cmd_name.lower() not in op_names():
             return None
         return _op_command(cmd_name.lower(), self.mode)

@@ -115,6 +115,12 @@ class OpDef(_Strict):
     gpus_param: str | None = None
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
+    _source: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """Where the definition came from, for error messages."""
+        return self._source or f"ops/{self.name}.yaml"
 
     @field_validator("params")
     @classmethod
@@ -129,7 +135,7 @@ class OpDef(_Strict):
     @model_validator(mode="after")
     def _compile(self) -> OpDef:
         if self.dtype_default not in DTYPES:
-            raise ValueError(f"dtype_default {self.dtype_default!r} is not one of {', '.join(DTYPES)}")
+            raise ValueError(f"dtype_default: {self.dtype_default!r} is not one of {', '.join(DTYPES)}")
         names: set[str] = {"dtype", "dtype_bytes", *HARDWARE_NAMES}
         for pname, p in self.params.items():
             if p.default_from is not None and p.default_from not in names:
@@ -213,14 +219,19 @@ def load_op(name: str) -> OpDef:
         raise InputError(f"unknown op {name!r}{suggest(name, op_names())}; see 'roofcalc op --list'")
     label = f"ops/{key}.yaml"
     data = parse_yaml(files[key].read_text(encoding="utf-8"), label)
-    return validate(OpDef, data, label)
+    op = validate(OpDef, data, label)
+    op._source = label
+    return op
 
 
 def load_op_file(path: str | Path) -> OpDef:
+    """An op definition of the user's own (``roofcalc op ./my-op.yaml ...``)."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such op file")
-    return validate(OpDef, parse_yaml(read_text(p), str(p)), str(p))
+    op = validate(OpDef, parse_yaml(read_text(p), str(p)), str(p))
+    op._source = str(p)
+    return op
 
 
 __all__ = ["OpDef", "Param", "SpecError", "load_op", "load_op_file", "op_names"]

@@ -238,14 +238,14 @@ def _ev(op: OpDef, key: str, env: dict[str, Value]) -> Value:
     try:
         return f.evaluate(env)
     except EvalError as e:
-        raise DomainError(f"ops/{op.name}.yaml: {key}: {e}") from None
+        raise DomainError(f"{op.source}: {key}: {e}") from None
 
 
 def _num(op: OpDef, key: str, env: dict[str, Value]) -> int | float:
     try:
         v = as_exact(_ev(op, key, env))
     except EvalError as e:
-        raise DomainError(f"ops/{op.name}.yaml: {key}: {e}") from None
+        raise DomainError(f"{op.source}: {key}: {e}") from None
     if isinstance(v, Fraction):
         return int(v) if v.denominator == 1 else float(v)
     return v
@@ -293,7 +293,7 @@ def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], 
         int(total_exact) if isinstance(total_exact, int) or total_exact.denominator == 1 else float(total_exact)
     )
     if flops < 0 or total < 0 or any(b.bytes < 0 for b in breakdown):
-        raise DomainError(f"{opdef.name}: a FLOP or byte formula came out negative for these parameters")
+        raise DomainError(f"{opdef.source}: a FLOP or byte formula came out negative for these parameters")
     if total == 0:
         raise DomainError(f"{opdef.name}: moves no bytes for these parameters; intensity is undefined")
 

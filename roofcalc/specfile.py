@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,11 +28,41 @@ def read_text(path: Path) -> str:
         raise SpecError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def parse_yaml(text: str, label: str) -> Any:
-    """``yaml.safe_load`` with the C loader where available; errors carry the file name."""
+@functools.lru_cache(maxsize=1)
+def _strict_loader() -> Any:
+    """A safe loader that refuses duplicate keys and aliases (so no alias bombs)."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class StrictLoader(base):  # type: ignore[misc,valid-type]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            # an alias is the same node reached twice; the C parser resolves aliases before
+            # Python sees them, so they are caught here, at construction
+            if node in self.constructed_objects or node in self.recursive_objects:
+                raise yaml.MarkedYAMLError(problem="anchors and aliases (&name, *name) are not allowed in spec files",
+                                           problem_mark=node.start_mark)
+            return super().construct_object(node, deep)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[str] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    key = (key_node.tag, key_node.value)
+                    if key in seen:
+                        raise yaml.MarkedYAMLError(problem=f"duplicate key {key_node.value!r}",
+                                                   problem_mark=key_node.start_mark)
+                    seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return StrictLoader
+
+
+def parse_yaml(text: str, label: str) -> Any:
+    """``yaml.safe_load`` that also refuses duplicate keys and aliases; errors carry the file name."""
+    import yaml
+
+    loader = _strict_loader()
     try:
         data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as e:
@@ -44,18 +75,37 @@ def parse_yaml(text: str, label: str) -> Any:
     return data
 
 
+_TYPE_TAGS = {"float", "int", "str", "bool", "list[int]", "dict[str,PositiveFigure]"}
+
+
 def validation_message(label: str, err: Any) -> str:
     """One line from a pydantic ValidationError: 'file: field.path: message (+N more)'."""
-    errors = err.errors(include_url=False)
-    first = errors[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    msg = first["msg"]
-    if first["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif first["type"] == "missing":
-        msg = "required field is missing"
+    errors = []
+    seen: set[str] = set()
+    for e in err.errors(include_url=False):
+        # union branches add a type tag to the path ('value.float'); drop it and keep one error
+        loc = ".".join(str(p) for p in e["loc"] if str(p) not in _TYPE_TAGS and not str(p).startswith("function-"))
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "required field is missing"
+        if not loc and ": " in msg:  # a model-level check names its own field
+            loc, msg = msg.split(": ", 1)
+        if loc not in seen:
+            seen.add(loc)
+            errors.append((e["type"], loc, msg))
+    # an unknown key is usually a typo of a missing one: report it first, with the suggestion
+    errors.sort(key=lambda x: x[0] != "extra_forbidden")
+    kind, loc, msg = errors[0]
+    if kind == "extra_forbidden":
+        parent, _, key = loc.rpartition(".")
+        missing = [m_loc.rpartition(".")[2] for k, m_loc, _ in errors if k == "missing" and m_loc.rpartition(".")[0] == parent]
+        from .errors import suggest
+
+        msg += suggest(key, missing) if missing else ""
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{label}: {loc}: {msg}{more}"
+    return f"{label}: {loc or '(top level)'}: {msg}{more}"
 
 
 def validate(model: type[M], data: Any, label: str, **context: Any) -> M:

@@ -1,0 +1,75 @@
+"""The README's examples run, and the outputs it shows are what roofcalc prints."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from roofcalc.cli import cli
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
+
+
+def _console_examples() -> list[tuple[str, str]]:
+    out = []
+    for lang, body in BLOCKS:
+        if lang != "console":
+            continue
+        for chunk in re.split(r"^\$ ", body, flags=re.M)[1:]:
+            cmd, _, expected = chunk.partition("\n")
+            out.append((cmd.strip(), expected))
+    return out
+
+
+def _plain_examples() -> list[str]:
+    cmds = []
+    for lang, body in BLOCKS:
+        if lang == "console":
+            continue
+        for line in body.splitlines():
+            line = line.split("  #")[0].strip()
+            if not line.startswith("roofcalc "):
+                continue
+            # placeholders, and what needs a GPU or a measurement made on one
+            if any(s in line for s in ("path/to", "...", "probe", "h100-measured.yaml")):
+                continue
+            cmds.append(line)
+    return cmds
+
+
+def _run(cmd: str) -> object:
+    args = shlex.split(cmd)
+    assert args[0] == "roofcalc"
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        try:
+            return CliRunner().invoke(cli, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "ROOFCALC_HW": ""},
+                                      catch_exceptions=False)
+        finally:
+            os.chdir(here)
+
+
+def test_there_are_examples() -> None:
+    assert len(_console_examples()) >= 2 and len(_plain_examples()) >= 20
+
+
+@pytest.mark.parametrize(("cmd", "expected"), _console_examples(), ids=[c for c, _ in _console_examples()])
+def test_shown_output_matches(cmd: str, expected: str) -> None:
+    res = _run(cmd)
+    assert res.exit_code == 0  # type: ignore[attr-defined]
+    got = [ln.rstrip() for ln in res.stdout.rstrip("\n").splitlines()]  # type: ignore[attr-defined]
+    assert got == [ln.rstrip() for ln in expected.rstrip("\n").splitlines()]
+
+
+@pytest.mark.parametrize("cmd", _plain_examples())
+def test_example_runs(cmd: str) -> None:
+    res = _run(cmd)
+    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
