@@ -49,7 +49,7 @@ class RoofcalcGroup(click.Group):
             ) from None
 
 
-class IntType(click.ParamType):
+class IntType(click.ParamType):  # type: ignore[type-arg]
     """Integers with optional binary suffixes (8k = 8192) and exponents (1e6)."""
 
     name = "integer"
@@ -65,7 +65,7 @@ class IntType(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
-class SizeType(click.ParamType):
+class SizeType(click.ParamType):  # type: ignore[type-arg]
     """Memory sizes: 98304, 96k, 96K, 96KB, 96KiB, 0x18000 (k = 1024 bytes)."""
 
     name = "size"
@@ -83,7 +83,7 @@ class SizeType(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
-class NameType(click.ParamType):
+class NameType(click.ParamType):  # type: ignore[type-arg]
     """A name from a fixed list, case-insensitive, with a did-you-mean on error."""
 
     def __init__(self, choices: list[str], what: str) -> None:
@@ -144,7 +144,7 @@ def cli() -> None:
 # ---------------------------------------------------------------- op
 
 
-class RangeOrInt(click.ParamType):
+class RangeOrInt(click.ParamType):  # type: ignore[type-arg]
     """An integer, or a range A..B for the swept parameter."""
 
     name = "integer|A..B"
@@ -161,7 +161,7 @@ def _hw_list(values: tuple[str, ...]) -> list[Any]:
     names = [n.strip() for v in values for n in v.split(",") if n.strip()]
     if not names:
         names = [os.environ.get("ROOFCALC_HW") or DEFAULT_HW]
-    hws = []
+    hws: list[Any] = []
     for n in names:
         hw = load_hardware(n)
         if hw.id not in [h.id for h in hws]:
@@ -496,7 +496,8 @@ def hw_list(as_json: bool) -> None:
     if as_json:
         emit_json([h.model_dump(mode="json") | {"version": 1} for h in hws])
         return
-    from .render import console, hw_list as render
+    from .render import console
+    from .render import hw_list as render
 
     render(console(), hws)
 
@@ -516,7 +517,8 @@ def hw_show(name: str | None, hw_file: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(hw.model_dump(mode="json") | {"version": 1})
         return
-    from .render import console, hw_show as render
+    from .render import console
+    from .render import hw_show as render
 
     render(console(), hw)
 
@@ -549,7 +551,8 @@ def model_list(as_json: bool) -> None:
     if as_json:
         emit_json([{"version": 1, "model": k, **p.model_dump(mode="json")} for k, p in pf.presets.items()])
         return
-    from .render import console, model_list as render
+    from .render import console
+    from .render import model_list as render
 
     render(console(), pf)
 
@@ -667,10 +670,10 @@ def probe(quick: bool, hw_name: str | None, save_calibration: str | None, report
         report = report_from_file(report_file)
         cal_doc = None
     else:
-        from .render import console, progress_steps
-
         import shlex
         import sys
+
+        from .render import console, progress_steps
 
         command = " ".join(["roofcalc", *(shlex.quote(a) for a in sys.argv[1:])])
         with progress_steps(console(stderr=True)) as step:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Union
 
-Number = Union[int, Fraction, float]
-Value = Union[int, Fraction, float, str, bool]
+Number = Union[int, Fraction, float]  # noqa: UP007 - a runtime alias, kept for Python 3.10
+Value = Union[int, Fraction, float, str, bool]  # noqa: UP007
 
 MAX_EXPONENT = 256
 
@@ -191,14 +191,14 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
         b = _eval(node.right, env)
         if isinstance(a, str) or isinstance(b, str):
             raise EvalError("arithmetic on a string")
-        if isinstance(node.op, ast.Pow) and abs(b) > MAX_EXPONENT:
+        if isinstance(node.op, ast.Pow) and not isinstance(b, bool) and abs(float(b)) > MAX_EXPONENT:
             # exact powers stay small; a large exponent of a fraction (e.g. the chance that no
             # token picks an expert, (1 - k/E)**tokens) is computed in floating point
             if isinstance(a, int) and abs(a) > 1:
                 raise EvalError(f"exponent {b} is too large")
             try:
-                return float(a) ** float(b)
-            except (OverflowError, ZeroDivisionError):
+                return math.pow(float(a), float(b))
+            except (OverflowError, ZeroDivisionError, ValueError):
                 raise EvalError(f"{a} ** {b} cannot be computed") from None
         return _norm(_BINOPS[type(node.op)](a, b))
     if isinstance(node, ast.UnaryOp):
@@ -214,7 +214,7 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
         return any(_eval(v, env) for v in node.values)
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env)
-        for op, comp in zip(node.ops, node.comparators):
+        for op, comp in zip(node.ops, node.comparators, strict=True):
             right = _eval(comp, env)
             if not _CMPOPS[type(op)](left, right):
                 return False

@@ -190,7 +190,7 @@ def _registry_files() -> dict[str, Any]:
     return {p.name[: -len(".yaml")]: p for p in root.iterdir() if p.name.endswith(".yaml")}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_builtin(stem: str) -> Hardware:
     res = _registry_files()[stem]
     label = f"hardware/{stem}.yaml"

@@ -211,7 +211,7 @@ def op_names() -> list[str]:
     return sorted(n for n in _op_files() if f"{n}.yaml" not in PRESET_FILES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_op(name: str) -> OpDef:
     files = _op_files()
     key = name.strip().lower()

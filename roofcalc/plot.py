@@ -65,7 +65,7 @@ def save_roofline(chart: Any, path: str) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5))
     xs = [p.intensity for p in chart.points] + [r.ridge for r in chart.roofs]
-    lo, hi = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
+    lo, hi = min([*xs, 1.0]) / 4, max([*xs, 1.0]) * 4
     hw_ids = list(dict.fromkeys(r.hardware.removesuffix("-measured") for r in chart.roofs))
     for r in chart.roofs:
         color = COLORS[hw_ids.index(r.hardware.removesuffix("-measured")) % len(COLORS)]
@@ -134,7 +134,7 @@ def save_occupancy(oc: Any, path: str) -> None:
     fmt = check_output(path)
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    for ax, cv in zip(axes, oc.curves):
+    for ax, cv in zip(axes, oc.curves, strict=True):
         xs = [x / 1024 for x in cv.x] if cv.unit == "bytes" else cv.x
         cur = cv.current / 1024 if cv.unit == "bytes" else cv.current
         ax.step(xs, [100 * o for o in cv.occupancy], where="post", color=COLORS[0])

@@ -28,7 +28,7 @@ class PresetFile(BaseModel):
     presets: dict[str, Preset] = Field(min_length=1)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_presets(file: str) -> PresetFile:
     from importlib.resources import files
 

@@ -166,7 +166,7 @@ def _fig_value(path: str, value: Any) -> str:
 def hw_show(c: Console, hw: Hardware) -> None:
     from rich.table import Table
 
-    ident = hw.compute_capability and f"compute capability {hw.compute_capability}" or f"GPU family {hw.gpu_family}"
+    ident = (hw.compute_capability and f"compute capability {hw.compute_capability}") or f"GPU family {hw.gpu_family}"
     c.print(f"[bold]{hw.name}[/bold] ({hw.id}; {hw.vendor}; {ident}; aliases: {', '.join(hw.aliases) or '-'})")
     if hw.calibration:
         cal = hw.calibration
@@ -286,7 +286,7 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
     c.print(t)
 
 
-class progress_steps:  # noqa: N801 - used as a context manager like a function
+class progress_steps:
     """A rich spinner on stderr naming the current step; each finished step is printed."""
 
     def __init__(self, c: Console) -> None:
@@ -401,7 +401,9 @@ def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]])
     t.add_column("", style="bold", no_wrap=True)
     for r in results:
         t.add_column(r.hardware + (" (fastest)" if r is fastest else ""), justify="right", no_wrap=True)
-    rows = [
+    from collections.abc import Callable
+
+    rows: list[tuple[str, Callable[[Any], str]]] = [
         ("predicted time", lambda r: fmt_time(r.predicted_s)),
         ("bound", lambda r: r.bound),
         ("attainable", lambda r: si(r.attainable_flops_per_s, "FLOP/s")),
@@ -427,7 +429,7 @@ def _roofline_series(chart: Any) -> tuple[list[Any], list[str]]:
     chars = "-=~*+:"
     series = []
     xs = [p.intensity for p in chart.points] + [r.ridge for r in chart.roofs]
-    lo, hi = min(xs + [1.0]) / 4, max(xs + [1.0]) * 4
+    lo, hi = min([*xs, 1.0]) / 4, max([*xs, 1.0]) * 4
     for i, r in enumerate(chart.roofs):
         kind = "measured" if r.calibrated else "datasheet"
         series.append(Series(label=f"{r.hardware} {r.dtype} roof ({kind}), ridge (R) at {r.ridge:.0f} FLOP/B",
@@ -458,7 +460,7 @@ def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> Non
     t = Table(show_edge=False, pad_edge=False)
     for col in ("op", "hardware", "dtype", "intensity", "ridge", "bound", "attainable", "predicted"):
         t.add_column(col, justify="left" if col in ("op", "hardware", "dtype", "bound") else "right", no_wrap=True)
-    for p, r in zip(chart.points, chart.results):
+    for p, r in zip(chart.points, chart.results, strict=True):
         t.add_row(p.label, p.hardware, p.dtype, f"{p.intensity:,.4g}", f"{r.ridge:,.4g}", p.bound,
                   si(p.attainable_flops_per_s, "FLOP/s"), fmt_time(r.predicted_s))
     c.print(t)
@@ -484,8 +486,9 @@ def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
     c.print(t)
     if chart:
         chars = "*o+x#@"
-        for what, get, unit in (("predicted time", lambda r: r.predicted_s, "s"),
-                                ("attainable", lambda r: r.attainable_flops_per_s, "FLOP/s")):
+        panels: list[tuple[str, Any, str]] = [("predicted time", lambda r: r.predicted_s, "s"),
+                                              ("attainable", lambda r: r.attainable_flops_per_s, "FLOP/s")]
+        for what, get, unit in panels:
             series = [Series(label=f"{hw} {what}", char=chars[i % len(chars)],
                              points=[(float(v), get(by[(hw, v)])) for v in sw.values])
                       for i, hw in enumerate(sw.hardware)]

@@ -241,14 +241,22 @@ def _ev(op: OpDef, key: str, env: dict[str, Value]) -> Value:
         raise DomainError(f"{op.source}: {key}: {e}") from None
 
 
-def _num(op: OpDef, key: str, env: dict[str, Value]) -> int | float:
+def _exact(op: OpDef, key: str, env: dict[str, Value]) -> int | Fraction | float:
     try:
-        v = as_exact(_ev(op, key, env))
+        return as_exact(_ev(op, key, env))
     except EvalError as e:
         raise DomainError(f"{op.source}: {key}: {e}") from None
+
+
+def _plain(v: int | Fraction | float) -> int | float:
+    """Exact integers stay integers; a fractional count (fp4 odd sizes, MoE expectations) becomes a float."""
     if isinstance(v, Fraction):
         return int(v) if v.denominator == 1 else float(v)
     return v
+
+
+def _num(op: OpDef, key: str, env: dict[str, Value]) -> int | float:
+    return _plain(_exact(op, key, env))
 
 
 def _ratio(a: int | float, b: int | float) -> float:
@@ -281,17 +289,9 @@ def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], 
         env[tname] = _ev(opdef, f"terms.{tname}", env)
 
     flops = _num(opdef, "flops", env)
-    breakdown = [
-        ByteItem(term=name, bytes=_num(opdef, f"bytes.{name}.expr", env), help=bt.help)
-        for name, bt in opdef.bytes.items()
-    ]
-    total_exact: Fraction | int = 0
-    for name in opdef.bytes:
-        v = as_exact(_ev(opdef, f"bytes.{name}.expr", env))
-        total_exact += Fraction(v) if not isinstance(v, float) else Fraction(v)
-    total: int | float = (
-        int(total_exact) if isinstance(total_exact, int) or total_exact.denominator == 1 else float(total_exact)
-    )
+    exact = {name: _exact(opdef, f"bytes.{name}.expr", env) for name in opdef.bytes}
+    breakdown = [ByteItem(term=name, bytes=_plain(exact[name]), help=bt.help) for name, bt in opdef.bytes.items()]
+    total = _plain(sum((Fraction(v) for v in exact.values()), Fraction(0)))
     if flops < 0 or total < 0 or any(b.bytes < 0 for b in breakdown):
         raise DomainError(f"{opdef.source}: a FLOP or byte formula came out negative for these parameters")
     if total == 0:
@@ -317,7 +317,8 @@ def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], 
     warnings = [w.message for i, w in enumerate(opdef.warnings) if _ev(opdef, f"warnings.{i}.when", env)]
     warnings += _engine_warnings(hw, dtype, total, t_overhead, roof_time)
 
-    t_ic, ic_bytes = 0.0, 0
+    t_ic = 0.0
+    ic_bytes: int | float = 0
     if opdef.interconnect is not None:
         ic_bytes = _num(opdef, "interconnect.expr", env)
         if ic_bytes:

@@ -45,14 +45,14 @@ def _strict_loader() -> Any:
             return super().construct_object(node, deep)
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: set[str] = set()
+            keys: set[tuple[str, str]] = set()
             for key_node, _ in node.value:
                 if isinstance(key_node, yaml.ScalarNode):
                     key = (key_node.tag, key_node.value)
-                    if key in seen:
+                    if key in keys:
                         raise yaml.MarkedYAMLError(problem=f"duplicate key {key_node.value!r}",
                                                    problem_mark=key_node.start_mark)
-                    seen.add(key)
+                    keys.add(key)
             return super().construct_mapping(node, deep)
 
     return StrictLoader
@@ -64,7 +64,7 @@ def parse_yaml(text: str, label: str) -> Any:
 
     loader = _strict_loader()
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

@@ -40,7 +40,7 @@ def loglog(series: list[Series], width: int = 64, height: int = 18, x_unit: str 
 
     for s in series:
         if s.line and len(s.points) > 1:
-            for (xa, ya), (xb, yb) in zip(s.points, s.points[1:]):
+            for (xa, ya), (xb, yb) in zip(s.points, s.points[1:], strict=False):
                 for i in range(4 * width + 1):
                     t = i / (4 * width)
                     x = 10 ** (math.log10(xa) + t * (math.log10(xb) - math.log10(xa)))

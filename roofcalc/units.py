@@ -101,7 +101,7 @@ def si(value: float, unit: str = "", digits: int = 3) -> str:
 def _sig(x: float, digits: int) -> str:
     if abs(x) >= 10 ** (digits - 1):
         return f"{x:.0f}"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(x)))))
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
     return f"{x:.{decimals}f}"
 
 

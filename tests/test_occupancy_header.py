@@ -91,7 +91,7 @@ def test_solver_matches_cuda_occupancy_h(harness: Path, cc: str) -> None:
     configs = _random_configs(hw, seed=int(float(cc) * 10))
     oracle = _oracle(harness, hw, configs)
     mismatches = []
-    for cfg, (want_blocks, want_flags) in zip(configs, oracle):
+    for cfg, (want_blocks, want_flags) in zip(configs, oracle, strict=True):
         threads, regs, dyn, stat, carve, bars = cfg
         got_blocks, got_flags = blocks_per_sm(hw, threads, regs, dyn, stat, carve, bars)
         if (got_blocks, set(got_flags)) != (want_blocks, want_flags):
@@ -114,6 +114,6 @@ def test_barrier_budget_blocks_match(harness: Path, cc: str) -> None:
     rng = random.Random(7)
     configs = [(32 * rng.randint(1, 4), rng.randint(1, 32), 0, 0, -1, rng.randint(1, 16)) for _ in range(500)]
     oracle = _oracle(harness, hw, configs)
-    for cfg, (want, _) in zip(configs, oracle):
+    for cfg, (want, _) in zip(configs, oracle, strict=True):
         assert blocks_per_sm(hw, *cfg)[0] == want, cfg
     assert any("barriers" in f for _, f in oracle)

@@ -17,7 +17,7 @@ def test_parse_size(text: str, expected: int) -> None:
 
 @pytest.mark.parametrize("bad", ["", "k", "96q", "-1", "1.3", "0xZZ", "ninety", "96 kB extra", True, -5])
 def test_parse_size_rejects(bad: object) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"size|unit|bytes|negative|hexadecimal"):
         parse_size(bad)  # type: ignore[arg-type]
 
 
@@ -28,7 +28,7 @@ def test_parse_int(text: str, expected: int) -> None:
 
 @pytest.mark.parametrize("bad", ["1.5", "1e-3", "abc", "", "8q"])
 def test_parse_int_rejects(bad: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"integer|empty"):
         parse_int(bad)
 
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from roofcalc import analyze
-from roofcalc.errors import InputError
 from roofcalc.views import parse_range
 
 from .conftest import run, run_json

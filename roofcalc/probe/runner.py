@@ -190,7 +190,7 @@ def run_binary(exe: Path, quick: bool, timeout: int = 900) -> dict[str, Any]:
 def run_torch(quick: bool, reps: int, progress: Callable[[str], None]) -> tuple[dict[str, Any], list[str]]:
     """Ceilings and op timings through PyTorch, where it is installed with CUDA."""
     try:
-        import torch
+        import torch  # type: ignore[import-not-found]
     except ImportError:
         return {}, ["PyTorch is not installed: GEMM, attention, decode and prefill timings skipped"]
     if not torch.cuda.is_available():
@@ -229,7 +229,7 @@ def _datasheet(hw: Hardware, name: str) -> float | None:
     return None
 
 
-def calibrated_hardware(hw: Hardware, raw: dict[str, Any], meta: dict[str, str]) -> dict[str, Any]:
+def calibrated_hardware(hw: Hardware, raw: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     """A hardware document whose ceilings are the probe's measurements (kind: measured)."""
     ceil = {c["name"]: c for c in _all_ceilings(raw)}
     doc = hw.model_dump(mode="json", exclude_none=True)
@@ -283,7 +283,7 @@ def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str, war
     return "off by more than 2x: see the validation README"
 
 
-def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skipped: list[str],
+def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skipped: list[str],
                  quick: bool) -> tuple[ProbeReport, dict[str, Any]]:
     """Compare raw measurements with the engines. Returns the report and the calibration doc."""
     from ..occupancy_solver import blocks_per_sm
@@ -303,12 +303,12 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skippe
         ceilings.append(CeilingRow(name=c["name"], unit=c["unit"], datasheet=ds, measured=c["value"], fraction=frac,
                                    median_s=c["median_s"], reps=c["reps"], sm_clock_mhz=c.get("sm_clock_mhz")))
     boost = hw.clocks.boost_mhz.value if hw.clocks.boost_mhz else None
-    for c in ceilings:
-        if c.sm_clock_mhz and boost and c.fraction is not None:
-            at_clock = c.fraction * boost / c.sm_clock_mhz
-            notes.append(f"{c.name} ran at an effective SM clock of {c.sm_clock_mhz:.0f} MHz (the datasheet rate "
+    for row in ceilings:
+        if row.sm_clock_mhz and boost and row.fraction is not None:
+            at_clock = row.fraction * boost / row.sm_clock_mhz
+            notes.append(f"{row.name} ran at an effective SM clock of {row.sm_clock_mhz:.0f} MHz (the datasheet rate "
                          f"assumes {boost:.0f}); at that clock it reached {at_clock:.1%} of the per-clock peak")
-    if any(c.name.endswith("mma_sync") for c in ceilings) and hw.cc and hw.cc[0] == 9:
+    if any(row.name.endswith("mma_sync") for row in ceilings) and hw.cc and hw.cc[0] == 9:
         notes.append("mma.sync is the pre-Hopper tensor-core path: Hopper reaches its full tensor rate only "
                      "with wgmma (warpgroup MMA), so the *_mma_sync figures sit below the dense peak")
     cal_doc = calibrated_hardware(hw, raw, meta)
@@ -327,12 +327,12 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skippe
     ops = []
     for o in list(raw.get("ops", [])) + list(raw.get("torch", {}).get("ops", [])):
         params = dict(o["params"])
-        ds = analyze(o["op"], hw, dtype=o["dtype"], **params)
+        dr = analyze(o["op"], hw, dtype=o["dtype"], **params)
         cr = analyze(o["op"], cal, dtype=o["dtype"], **params)
         ratio = o["median_s"] / cr.predicted_s
         label = o.get("label", o["op"])
         ops.append(OpRow(op=o["op"], label=label, dtype=o["dtype"], params=params, impl=o["impl"], bound=cr.bound,
-                         predicted_datasheet_s=ds.predicted_s, predicted_calibrated_s=cr.predicted_s,
+                         predicted_datasheet_s=dr.predicted_s, predicted_calibrated_s=cr.predicted_s,
                          measured_s=o["median_s"], ratio=ratio, verified=bool(o["verified"]), phases_s=o.get("phases_s"),
                          note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"], cr.warnings,
                                        o.get("phases_s"))))
@@ -348,9 +348,9 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, str], skippe
         "median_ratio_large_ops": large[len(large) // 2] if large else None,
         "ops_off_by_2x": [o.label for o in ops if not 0.5 <= o.ratio <= 2.0],
     }
-    for c in ceilings:
-        if c.fraction is not None:
-            summary[f"{c.name}_fraction"] = c.fraction
+    for row in ceilings:
+        if row.fraction is not None:
+            summary[f"{row.name}_fraction"] = row.fraction
     report = ProbeReport(date=meta["date"], command=meta["command"], hardware=hw.id, device=raw["device"],
                          driver=meta.get("driver"), nvcc=meta.get("nvcc"), quick=quick, ceilings=ceilings,
                          residency=residency, ops=ops, summary=summary, skipped=skipped, notes=notes, raw=raw)

@@ -6,6 +6,7 @@ Each record: {op, dtype, params, median_s, impl, verified, check}. Inputs are ra
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +42,7 @@ def matmul_ceilings(torch: Any, reps: int) -> list[dict[str, Any]]:
         torch.backends.cuda.matmul.allow_tf32 = tf32
         a = torch.randn(n, n, device="cuda", dtype=dt)
         b = torch.randn(n, n, device="cuda", dtype=dt)
-        t = _median_time(torch, lambda a=a, b=b: torch.matmul(a, b), reps)
+        t = _median_time(torch, functools.partial(torch.matmul, a, b), reps)
         c = torch.matmul(a, b)
         err = _rel_err(torch, c[:64], a[:64].float() @ b.float())
         if not err < 3e-2:
@@ -61,7 +62,7 @@ def gemm_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     for label, m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        t = _median_time(torch, lambda a=a, b=b: torch.matmul(a, b), reps)
+        t = _median_time(torch, functools.partial(torch.matmul, a, b), reps)
         c = torch.matmul(a, b)
         err = _rel_err(torch, c[:32], a[:32].float() @ b.float())
         out.append({"op": "gemm", "label": label, "dtype": "bf16", "params": {"m": m, "n": n, "k": k},
@@ -72,7 +73,7 @@ def gemm_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
 
 
 def attention_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
-    import torch.nn.functional as F
+    import torch.nn.functional as F  # type: ignore[import-not-found]
 
     out = []
     b, h, s, d = 1, 32, 8192, 128
@@ -134,9 +135,9 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     def w(*shape: int) -> Any:
         return (torch.randn(*shape, device="cuda", dtype=bf, generator=g) * 0.02)
 
-    layers = [dict(wq=w(h * dh, d), wk=w(hk * dh, d), wv=w(hk * dh, d), wo=w(d, h * dh), wg=w(f, d), wu=w(f, d),
-                   wd=w(d, f), n1=torch.ones(d, device="cuda", dtype=bf), n2=torch.ones(d, device="cuda", dtype=bf))
-              for _ in range(L)]
+    layers = [{"wq": w(h * dh, d), "wk": w(hk * dh, d), "wv": w(hk * dh, d), "wo": w(d, h * dh), "wg": w(f, d),
+               "wu": w(f, d), "wd": w(d, f), "n1": torch.ones(d, device="cuda", dtype=bf),
+               "n2": torch.ones(d, device="cuda", dtype=bf)} for _ in range(L)]
     emb, head, nf = w(V, d), w(V, d), torch.ones(d, device="cuda", dtype=bf)
 
     def rms(x: Any, wt: Any) -> Any:
@@ -164,7 +165,9 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
         kc = [torch.randn(batch, hk, ctx + 1, dh, device="cuda", dtype=bf) for _ in range(L)]
         vc = [torch.randn(batch, hk, ctx + 1, dh, device="cuda", dtype=bf) for _ in range(L)]
         tok = torch.randint(0, V, (batch, 1), device="cuda")
-        step = lambda: forward(tok, kc, vc, ctx, False)  # noqa: E731
+        def step(tok: Any = tok, kc: list[Any] = kc, vc: list[Any] = vc, ctx: int = ctx) -> Any:
+            return forward(tok, kc, vc, ctx, False)
+
         torch.cuda.synchronize()
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
