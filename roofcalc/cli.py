@@ -104,6 +104,20 @@ def emit_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, allow_nan=False))
 
 
+def finish_view(model: Any, output: str | None, save: Any, as_json: bool, render: Any) -> None:
+    """The common end of the chart commands: the file (if -o), then JSON or the terminal view."""
+    if output:
+        save(model, output)
+    if as_json:
+        emit_json(model.model_dump(mode="json"))
+        return
+    from .render import console
+
+    render(console(), model, output is None)
+    if output:
+        click.echo(f"chart written to {output}", err=True)
+
+
 def hw_options(f: Any) -> Any:
     f = click.option("--hw-file", type=click.Path(dir_okay=False), default=None,
                      help="a hardware YAML file of your own (overrides --hw)")(f)
@@ -211,18 +225,10 @@ def _sweep_callback(opdef: Any) -> Any:
         values = parse_range(text, steps, linear)
         fixed = {k: v for k, v in params.items() if k != pname and v is not None}
         sw = sweep(opdef.name, _hw_list(hw_names), pname, values, fixed)
-        if output:
-            from .plot import save_sweep
+        from .plot import save_sweep
+        from .render import sweep_view
 
-            save_sweep(sw, output)
-        if as_json:
-            emit_json(sw.model_dump(mode="json"))
-            return
-        from .render import console, sweep_view
-
-        sweep_view(console(), sw, chart=output is None)
-        if output:
-            click.echo(f"chart written to {output}", err=True)
+        finish_view(sw, output, save_sweep, as_json, sweep_view)
 
     return callback
 
@@ -453,18 +459,10 @@ def roofline(hw_names: tuple[str, ...], op_specs: tuple[str, ...], calibration: 
         if c.calibration is None:
             raise InputClickError(f"{c.id}: not a calibration file (no 'calibration:' section)")
     chart = roofline_chart(ops, _hw_list(hw_names), cals)
-    if output:
-        from .plot import save_roofline
+    from .plot import save_roofline
+    from .render import roofline_view
 
-        save_roofline(chart, output)
-    if as_json:
-        emit_json(chart.model_dump(mode="json"))
-        return
-    from .render import console, roofline_view
-
-    roofline_view(console(), chart, chart_in_terminal=output is None)
-    if output:
-        click.echo(f"chart written to {output}", err=True)
+    finish_view(chart, output, save_roofline, as_json, roofline_view)
 
 
 # ---------------------------------------------------------------- hw
