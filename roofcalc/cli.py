@@ -118,14 +118,6 @@ def finish_view(model: Any, output: str | None, save: Any, as_json: bool, render
         click.echo(f"chart written to {output}", err=True)
 
 
-def hw_options(f: Any) -> Any:
-    f = click.option("--hw-file", type=click.Path(dir_okay=False), default=None,
-                     help="a hardware YAML file of your own (overrides --hw)")(f)
-    f = click.option("--hw", "hw_name", default=None, metavar="NAME",
-                     help=f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HW}; see 'roofcalc hw list')")(f)
-    return f
-
-
 def resolve_hw(hw_name: str | None, hw_file: str | None, calibration: str | None = None) -> Any:
     from .hardware import load_hardware, load_hardware_file
 
@@ -686,7 +678,3 @@ def probe(quick: bool, hw_name: str | None, save_calibration: str | None, report
     probe_report(console(), report)
     if save_calibration:
         click.echo(f"calibration written to {save_calibration}", err=True)
-
-
-def main() -> None:  # pragma: no cover - console-script shim
-    cli()

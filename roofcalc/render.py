@@ -173,12 +173,16 @@ def hw_show(c: Console, hw: Hardware) -> None:
         c.print(f"[cyan]calibrated[/cyan] from {cal.base} on {cal.device_name}, {cal.date}: {cal.command}")
     t = Table(show_edge=False, pad_edge=False)
     t.add_column("figure", no_wrap=True)
-    t.add_column("value", justify="right", no_wrap=True)
+    t.add_column("value", justify="right", max_width=24, overflow="fold")
     t.add_column("kind", no_wrap=True)
     t.add_column("source")
+    from .dtypes import PEAK_MEANING
+
     for path, fig in hw.figures():
         src = hw.sources[fig.source]
         note = f" [dim]({fig.note})[/dim]" if fig.note else ""
+        if path.startswith("peak_flops_per_s."):
+            note = f" [dim]({PEAK_MEANING[path.split('.')[1]]}{'; ' + fig.note if fig.note else ''})[/dim]"
         t.add_row(path, _fig_value(path, fig.value), fig.kind, f"{src.title}{note}")
     c.print(t)
     if hw.unknown:
