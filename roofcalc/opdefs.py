@@ -113,6 +113,7 @@ class OpDef(_Strict):
     breakdown: dict[str, BreakdownRow] = {}
     crossover: str | None = None
     gpus_param: str | None = None
+    time_label: str | None = None  # what the predicted time means for this op, e.g. "time to first token"
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr(default="")

@@ -62,7 +62,8 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     if r.interconnect_bytes:
         t.add_row("interconnect", fmt_time(r.t_interconnect_s), f"{fmt_bytes(r.interconnect_bytes)} sent per GPU")
         how = "max(compute, memory) + interconnect + overhead"
-    t.add_row("[bold]predicted time[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", how)
+    label = r.time_label or "predicted time"
+    t.add_row(f"[bold]{label}[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", how)
     t.add_row("attainable", si(r.attainable_flops_per_s, "FLOP/s"), f"{r.fraction_of_peak:.1%} of peak")
     if r.tokens_per_s is not None and r.tokens is not None:
         t.add_row("tokens per second", f"{r.tokens_per_s:,.0f}", f"{r.tokens:,} tokens per step")

@@ -107,6 +107,7 @@ class RooflineResult(BaseModel):
     interconnect_bytes: int | float = 0
     tokens: int | float | None = None
     tokens_per_s: float | None = None
+    time_label: str | None = None
     memory: MemoryFit | None = None
     breakdown: list[BreakdownItem] = []
     crossover: Crossover | None = None
@@ -365,6 +366,7 @@ def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], 
         t_interconnect_s=t_ic,
         interconnect_bytes=ic_bytes,
         tokens=tokens,
+        time_label=opdef.time_label,
         tokens_per_s=(float(tokens) / predicted) if tokens is not None else None,
         memory=memory,
         breakdown=parts,

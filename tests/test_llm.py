@@ -113,7 +113,8 @@ def test_tokens_per_second() -> None:
     r = analyze("decode", "h100", model="llama-3.1-8b", batch=8)
     assert r.tokens == 8 and r.tokens_per_s == pytest.approx(8 / r.predicted_s)
     p = analyze("prefill", "h200", model="qwen2.5-7b", batch=4, seq=4096)
-    assert p.tokens == 4 * 4096
+    assert p.tokens == 4 * 4096 and p.time_label == "time to first token"
+    assert "time to first token" in run("op", "prefill", "--model", "qwen2.5-7b").stdout
 
 
 def test_breakdown_rows() -> None:
