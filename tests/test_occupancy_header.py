@@ -25,7 +25,7 @@ FLAGS = {1: "warps", 2: "registers", 4: "shared_memory", 8: "blocks", 16: "barri
 N = 10_000
 
 # one registry part per compute capability
-PARTS = {"8.0": "a100", "9.0": "h100", "10.0": "b200"}
+PARTS = {"8.0": "a100", "8.9": "l40s", "9.0": "h100", "10.0": "b200", "12.0": "rtx-5090"}
 
 
 def _header() -> Path | None:
@@ -105,7 +105,7 @@ def test_solver_matches_cuda_occupancy_h(harness: Path, cc: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cc", ["9.0", "10.0"])
+@pytest.mark.parametrize("cc", ["9.0", "10.0", "12.0"])
 def test_barrier_budget_blocks_match(harness: Path, cc: str) -> None:
     # With more than one barrier per block the budget (2 per block slot) binds; blocks agree.
     # (The header keeps limiter bits it set before applying the barrier limit, so only the
