@@ -13,8 +13,7 @@ from typing import Any
 import click
 
 from ._version import __version__
-
-DEFAULT_HW = "h100"
+from .defaults import DEFAULT_HARDWARE as DEFAULT_HW
 
 
 class InputClickError(click.ClickException):
@@ -119,19 +118,14 @@ def finish_view(model: Any, output: str | None, save: Any, as_json: bool, render
 
 
 def resolve_hw(hw_name: str | None, hw_file: str | None, calibration: str | None = None) -> Any:
-    from .hardware import load_hardware, load_hardware_file
+    from .defaults import default_hardware_name
+    from .hardware import load_calibration, load_hardware, load_hardware_file
 
     if calibration:
-        cal = load_hardware_file(calibration)
-        if cal.calibration is None:
-            raise InputClickError(f"{calibration}: not a calibration file (no 'calibration:' section)")
-        base = hw_name or os.environ.get("ROOFCALC_HW")
-        if base and load_hardware(base).id != cal.calibration.base:
-            raise InputClickError(f"{calibration}: calibrates {cal.calibration.base}, not {base}")
-        return cal
+        return load_calibration(calibration, hw_name or os.environ.get("ROOFCALC_HW"))
     if hw_file:
         return load_hardware_file(hw_file)
-    return load_hardware(hw_name or os.environ.get("ROOFCALC_HW") or DEFAULT_HW)
+    return load_hardware(default_hardware_name(hw_name))
 
 
 @click.group(cls=RoofcalcGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -162,11 +156,10 @@ class RangeOrInt(click.ParamType):  # type: ignore[type-arg]
 
 
 def _hw_list(values: tuple[str, ...]) -> list[Any]:
+    from .defaults import default_hardware_name
     from .hardware import load_hardware
 
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
-    if not names:
-        names = [os.environ.get("ROOFCALC_HW") or DEFAULT_HW]
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()] or [default_hardware_name()]
     hws: list[Any] = []
     for n in names:
         hw = load_hardware(n)
@@ -438,7 +431,7 @@ def roofline(hw_names: tuple[str, ...], op_specs: tuple[str, ...], calibration: 
       roofcalc roofline --hw h100 --hw h200 --hw b200 --op attention:seq=8192,heads=32,head-dim=128 -o roofline.svg
       roofcalc roofline --hw h100 --op gemm:m=8192
     """
-    from .hardware import load_hardware_file
+    from .hardware import load_calibration
     from .views import parse_op_spec, roofline_chart
 
     if output:
@@ -446,10 +439,7 @@ def roofline(hw_names: tuple[str, ...], op_specs: tuple[str, ...], calibration: 
 
         check_output(output)
     ops = [parse_op_spec(s) for s in op_specs]
-    cals = [load_hardware_file(c) for c in calibration]
-    for c in cals:
-        if c.calibration is None:
-            raise InputClickError(f"{c.id}: not a calibration file (no 'calibration:' section)")
+    cals = [load_calibration(c) for c in calibration]
     chart = roofline_chart(ops, _hw_list(hw_names), cals)
     from .plot import save_roofline
     from .render import roofline_view

@@ -212,6 +212,16 @@ def load_hardware_file(path: str | Path) -> Hardware:
     return validate(Hardware, data, label)
 
 
+def load_calibration(path: str | Path, base: str | None = None) -> Hardware:
+    """A file written by 'roofcalc probe --save-calibration'; checked against ``base`` if given."""
+    cal = load_hardware_file(path)
+    if cal.calibration is None:
+        raise InputError(f"{path}: not a calibration file (no 'calibration:' section)")
+    if base and load_hardware(base).id != cal.calibration.base:
+        raise InputError(f"{path}: calibrates {cal.calibration.base}, not {base}")
+    return cal
+
+
 def hardware_names() -> list[str]:
     return sorted(_registry_files())
 

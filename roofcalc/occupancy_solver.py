@@ -187,6 +187,13 @@ def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, car
                 smem_alloc=alloc, smem_block_limit=block_limit, smem_config=config)
 
 
+def occupancy_fraction(hw: Hardware, threads: int, blocks: int) -> float:
+    """Active warps over the SM's warp slots for ``blocks`` resident blocks of ``threads``."""
+    warp = hw.sm_value("warp_size") or 32
+    max_warps = (hw.sm_value("max_threads_per_sm") or 0) // warp
+    return blocks * _ceil_div(threads, warp) / max_warps if max_warps else 0.0
+
+
 def blocks_per_sm(hw: Hardware, threads: int, regs: int, smem: int = 0, static_smem: int = 0,
                   carveout: int = -1, barriers: int = 1) -> tuple[int, list[str]]:
     """Resident blocks per SM and the binding limits, with no input checks (for tests)."""
@@ -254,7 +261,7 @@ def occupancy(hardware: Hardware | str, threads: int, regs: int | None = None, s
         hardware=hw.id, threads=threads, regs=regs, smem=smem, static_smem=static_smem, carveout=carve,
         barriers=barriers, launchable=blocks > 0, reason=reason, blocks_per_sm=blocks,
         warps_per_sm=blocks * warps_per_block, threads_per_sm=blocks * threads, max_warps_per_sm=max_warps,
-        occupancy=blocks * warps_per_block / max_warps if max_warps else None,
+        occupancy=occupancy_fraction(hw, threads, blocks) if max_warps else None,
         limiters=limiters, limits=raw.limits, limit_notes=limit_notes, warps_per_block=warps_per_block,
         allocated_regs_per_thread=raw.regs_per_warp // warp, allocated_regs_per_warp=raw.regs_per_warp,
         allocated_regs_per_block=raw.regs_per_block, allocated_smem_per_block=raw.smem_alloc,

@@ -216,7 +216,7 @@ def op_names() -> list[str]:
 def load_op(name: str) -> OpDef:
     files = _op_files()
     key = name.strip().lower()
-    if key not in files or key not in op_names():
+    if key not in op_names():
         raise InputError(f"unknown op {name!r}{suggest(name, op_names())}; see 'roofcalc op --list'")
     label = f"ops/{key}.yaml"
     data = parse_yaml(files[key].read_text(encoding="utf-8"), label)

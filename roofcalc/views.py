@@ -181,18 +181,16 @@ class OccupancyCurves(BaseModel):
 def occupancy_curves(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int = 0,
                      carveout: int | None = None) -> OccupancyCurves:
     """The three graphs of NVIDIA's occupancy calculator, the current configuration marked."""
-    from .occupancy_solver import blocks_per_sm
+    from .occupancy_solver import blocks_per_sm, occupancy_fraction
 
     carve = -1 if carveout is None else carveout
     warp = hw.sm_value("warp_size") or 32
-    max_warps = (hw.sm_value("max_threads_per_sm") or 0) // warp
     top_threads = hw.sm_value("max_threads_per_block") or 1024
     top_regs = hw.sm_value("max_registers_per_thread") or 255
     top_smem = (hw.sm_value("shared_memory_per_block_optin_bytes") or 0) - static_smem
 
     def occ(t: int, r: int, s: int) -> float:
-        b, _ = blocks_per_sm(hw, t, r, s, static_smem, carve)
-        return b * math.ceil(t / warp) / max_warps
+        return occupancy_fraction(hw, t, blocks_per_sm(hw, t, r, s, static_smem, carve)[0])
 
     xs_t = sorted({*range(warp, top_threads + 1, warp), threads})
     xs_r = list(range(1, top_regs + 1))

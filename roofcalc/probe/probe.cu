@@ -52,17 +52,17 @@ static int g_sms = 0;
 // ------------------------------------------------------------------ device memory
 // Grid-stride loops with UNROLL independent 16-byte accesses in flight per thread.
 constexpr int UNROLL = 4;
-template <int UNROLL>
+template <int U>
 __global__ void k_read_t(const uint4 *__restrict__ a, size_t n, uint32_t *__restrict__ partial) {
     uint32_t s = 0;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
-        uint4 v[UNROLL];
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+        uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = __ldcs(a + i + u * stride);  // streaming: read once
+        for (int u = 0; u < U; ++u) v[u] = __ldcs(a + i + u * stride);  // streaming: read once
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) s += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        for (int u = 0; u < U; ++u) s += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
     for (; i < n; i += stride) { uint4 v = a[i]; s += v.x ^ v.y ^ v.z ^ v.w; }
     partial[blockIdx.x * (size_t)blockDim.x + threadIdx.x] = s;
@@ -72,16 +72,16 @@ __global__ void k_write(uint4 *__restrict__ a, size_t n, uint32_t seed) {
         uint32_t x = (uint32_t)i * 2654435761u + seed; a[i] = make_uint4(x, x + 1, x + 2, x + 3);
     }
 }
-template <int UNROLL>
+template <int U>
 __global__ void k_copy_t(const uint4 *__restrict__ a, uint4 *__restrict__ b, size_t n) {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
-        uint4 v[UNROLL];
+    for (; i + (U - 1) * stride < n; i += U * stride) {
+        uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = __ldcs(a + i + u * stride);
+        for (int u = 0; u < U; ++u) v[u] = __ldcs(a + i + u * stride);
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) __stcs(b + i + u * stride, v[u]);
+        for (int u = 0; u < U; ++u) __stcs(b + i + u * stride, v[u]);
     }
     for (; i < n; i += stride) b[i] = a[i];
 }

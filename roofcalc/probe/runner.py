@@ -278,8 +278,6 @@ def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str, war
         return "small op: launch latency and ramp-up dominate the roofline floor"
     if row_ratio < 0.5 and bound == "compute":
         return "faster than the calibrated compute ceiling: the ceiling came from a slower path"
-    if op == "attention" and "naive" in label:
-        return "naive attention: softmax and masking passes over the score matrix add traffic and launches"
     return "off by more than 2x: see the validation README"
 
 
@@ -388,13 +386,13 @@ def run_probe(quick: bool, hw_override: str | None, command: str,
 
 def report_from_file(path: str) -> ProbeReport:
     """Re-read a saved report and recompute every comparison from its raw measurements."""
-    from ..specfile import read_text
-
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such report")
     try:
-        saved = json.loads(read_text(p) if p.stat().st_size < 1_000_000 else p.read_text())
+        saved = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(saved, dict) or "raw" not in saved:
