@@ -20,6 +20,30 @@ class InputError(RoofcalcError):
     exit_code = 2
 
 
+class ParamError(InputError):
+    """A bad value of one op parameter. The message is a template in which ``{name}``
+    stands for a parameter: the library prints the parameter's name (``kv_heads``), the
+    CLI its option (``--kv-heads``), so the Python API never speaks in CLI flags."""
+
+    def __init__(self, template: str, **fields: object) -> None:
+        self.template = template
+        self.fields = fields
+        super().__init__(self.render(lambda name: name))
+
+    def render(self, name_of: object) -> str:
+        import string
+
+        out = []
+        for literal, field, _spec, _conv in string.Formatter().parse(self.template):
+            out.append(literal)
+            if field is not None:
+                out.append(str(self.fields[field]) if field in self.fields else name_of(field))  # type: ignore[operator]
+        return "".join(out)
+
+    def as_flags(self) -> str:
+        return self.render(lambda name: "--" + str(name).replace("_", "-"))
+
+
 class SpecError(InputError):
     """A hardware, op or preset file is malformed."""
 

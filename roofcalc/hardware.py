@@ -94,6 +94,42 @@ class SMResources(_Strict):
     block_barriers_per_sm: PositiveFigure | None = None
 
 
+class Expected(_Strict):
+    """Figures the expected-time model uses (what real kernels achieve), beside the peaks.
+
+    Fractions are of the peak figure in the same file: in a registry file the datasheet
+    peak, in a calibration file the measured one. Floors are per kernel.
+    """
+
+    # launch-to-completion of one tiny kernel timed alone between two CUDA events
+    event_floor_s: PositiveFigure | None = None
+    # per kernel when tiny kernels are launched back to back on one stream from C++
+    stream_floor_s: PositiveFigure | None = None
+    # per kernel node when a CUDA graph of tiny kernels is replayed
+    graph_floor_s: PositiveFigure | None = None
+    # per op when tiny PyTorch ops are issued back to back from Python (host-bound)
+    torch_op_floor_s: PositiveFigure | None = None
+    # a dependent load that misses L2 (pointer chase over a buffer far larger than L2)
+    dram_latency_s: PositiveFigure | None = None
+    # read bandwidth one SM reaches on its own with enough bytes in flight
+    per_sm_bandwidth_bytes_per_s: PositiveFigure | None = None
+    # streaming read, copy: achieved / memory.bandwidth_bytes_per_s of this file
+    dram_read_fraction: PositiveFigure | None = None
+    dram_copy_fraction: PositiveFigure | None = None
+    # large library GEMM, per dtype: achieved / peak_flops_per_s[dtype] of this file
+    tensor_fraction: dict[str, PositiveFigure] = {}
+    # FP32 GEMM on CUDA cores (cuBLAS SGEMM, large): achieved / peak_flops_per_s.fp32
+    cuda_core_gemm_fraction: PositiveFigure | None = None
+    # 16-bit GEMM whose leading dimension is not a multiple of 16 bytes (no TMA path):
+    # achieved / peak_flops_per_s[dtype]
+    unaligned_tensor_fraction: dict[str, PositiveFigure] = {}
+    # all-reduce between the GPUs of one node: latency of a small message and bus bandwidth
+    allreduce_latency_s: PositiveFigure | None = None
+    allreduce_graph_latency_s: PositiveFigure | None = None
+    allreduce_bus_bytes_per_s: PositiveFigure | None = None
+    p2p_bytes_per_s: PositiveFigure | None = None
+
+
 class Calibration(_Strict):
     """Present in files written by ``roofcalc probe --save-calibration``."""
 
@@ -122,6 +158,7 @@ class Hardware(_Strict):
     interconnect_bytes_per_s: PositiveFigure | None = None
     launch_overhead_s: Figure | None = None
     sm: SMResources = SMResources()
+    expected: Expected = Expected()
     unknown: dict[str, str] = {}
     calibration: Calibration | None = None
 
@@ -183,19 +220,14 @@ class Hardware(_Strict):
 # ------------------------------------------------------------------ loading
 
 
-def _registry_files() -> dict[str, Any]:
-    from importlib.resources import files
-
-    root = files("roofcalc.hwdata")
-    return {p.name[: -len(".yaml")]: p for p in root.iterdir() if p.name.endswith(".yaml")}
-
-
 @functools.cache
 def _load_builtin(stem: str) -> Hardware:
-    res = _registry_files()[stem]
-    label = f"hardware/{stem}.yaml"
-    data = parse_yaml(res.read_text(encoding="utf-8"), label)
-    data.setdefault("id", stem)
+    from .registry import builtin_label, read_builtin
+
+    label = builtin_label("hardware", stem)
+    data = parse_yaml(read_builtin("hardware", stem), label)
+    if isinstance(data, dict):
+        data.setdefault("id", stem)
     return validate(Hardware, data, label)
 
 
@@ -223,7 +255,9 @@ def load_calibration(path: str | Path, base: str | None = None) -> Hardware:
 
 
 def hardware_names() -> list[str]:
-    return sorted(_registry_files())
+    from .registry import builtin_names
+
+    return builtin_names("hardware")
 
 
 def all_hardware() -> list[Hardware]:
@@ -235,7 +269,9 @@ def load_hardware(name_or_path: str | Path | Hardware) -> Hardware:
     if isinstance(name_or_path, Hardware):
         return name_or_path
     text = str(name_or_path).strip()
-    if isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text:
+    from .registry import is_path
+
+    if isinstance(name_or_path, Path) or is_path(text):
         return load_hardware_file(text)
     key = text.lower()
     stems = hardware_names()
@@ -252,6 +288,7 @@ def load_hardware(name_or_path: str | Path | Hardware) -> Hardware:
 
 
 __all__ = [
+    "Expected",
     "Figure",
     "Hardware",
     "SMResources",

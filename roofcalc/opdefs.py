@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -39,9 +39,14 @@ class Param(_Strict):
     choices: list[str] | None = None
     min: int | float | None = None
     max: int | float | None = None
+    # optional: no default, and leaving it out means "no such limit" (None); only checks
+    # that declare it under `needs` read it
+    optional: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Param:
+        if self.optional and (self.default is not None or self.default_from is not None):
+            raise ValueError("an optional parameter takes no default")
         if self.type == "choice" and not self.choices:
             raise ValueError("a choice parameter needs 'choices'")
         if self.type == "dtype" and self.default is not None and self.default not in DTYPES:
@@ -64,7 +69,10 @@ class ByteTerm(_Strict):
 
 class Check(_Strict):
     expr: str
+    # a template: {name} stands for a parameter (printed as the name, or as --name by the CLI)
     message: str
+    # optional parameters the check reads: it is skipped when one of them is not given
+    needs: list[str] = []
 
 
 class Warn(_Strict):
@@ -85,8 +93,9 @@ class BreakdownRow(_Strict):
 
 
 class Presets(_Strict):
+    """The op takes its dimensions from the model presets (models/*.yaml) through this option."""
+
     option: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    file: str = Field(pattern=r"^[A-Za-z0-9_.-]+\.yaml$")
     help: str
 
 
@@ -161,8 +170,20 @@ class OpDef(_Strict):
         compile_("launches", self.launches)
         for bname, bt in self.bytes.items():
             compile_(f"bytes.{bname}.expr", bt.expr)
+        import string
+
         for i, c in enumerate(self.checks):
             compile_(f"checks.{i}.expr", c.expr)
+            try:
+                fields = [f for _, f, _, _ in string.Formatter().parse(c.message) if f is not None]
+            except ValueError as e:
+                raise ValueError(f"checks.{i}.message: {e}") from None
+            for f in fields:
+                if f not in self.params and f != "dtype":
+                    raise ValueError(f"checks.{i}.message: {{{f}}} is not a parameter")
+            for n in c.needs:
+                if n not in self.params or not self.params[n].optional:
+                    raise ValueError(f"checks.{i}.needs: {n!r} is not an optional parameter")
         for iname, inf in self.info.items():
             compile_(f"info.{iname}.expr", inf.expr)
             if inf.when is not None:
@@ -199,28 +220,24 @@ class OpDef(_Strict):
 # ------------------------------------------------------------------ loading
 
 
-def _op_files() -> dict[str, Any]:
-    from importlib.resources import files
-
-    root = files("roofcalc.opdata")
-    return {p.name[: -len(".yaml")]: p for p in root.iterdir() if p.name.endswith(".yaml")}
-
-
 def op_names() -> list[str]:
-    from .presets import PRESET_FILES
+    from .registry import builtin_names
 
-    return sorted(n for n in _op_files() if f"{n}.yaml" not in PRESET_FILES)
+    return builtin_names("op")
 
 
 @functools.cache
 def load_op(name: str) -> OpDef:
-    files = _op_files()
+    """A built-in op by name (``gemm``), or a user's op file by path."""
+    from .registry import builtin_label, is_path, read_builtin
+
+    if is_path(name):
+        return load_op_file(name)
     key = name.strip().lower()
     if key not in op_names():
         raise InputError(f"unknown op {name!r}{suggest(name, op_names())}; see 'roofcalc op --list'")
-    label = f"ops/{key}.yaml"
-    data = parse_yaml(files[key].read_text(encoding="utf-8"), label)
-    op = validate(OpDef, data, label)
+    label = builtin_label("op", key)
+    op = validate(OpDef, parse_yaml(read_builtin("op", key), label), label)
     op._source = label
     return op
 

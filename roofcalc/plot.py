@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .errors import DomainError, InputError
+from .output import check_output_path, write_atomic
 from .units import si
 
 FORMATS = ("png", "svg", "pdf")
@@ -20,13 +19,7 @@ def check_output(path: str) -> str:
     if ext not in FORMATS:
         raise InputError(f"{path}: unknown chart format {('.' + ext) if ext else '(no extension)'}; "
                          f"use .png, .svg or .pdf")
-    parent = Path(path).parent if str(Path(path).parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"{path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"{path}: folder {parent} is not writable")
-    if Path(path).is_dir():
-        raise InputError(f"{path}: is a folder")
+    check_output_path(path)
     return ext
 
 
@@ -43,21 +36,8 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, path: str, fmt: str) -> None:
-    parent = Path(path).parent if str(Path(path).parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=".roofcalc-", suffix="." + fmt)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"{path}: cannot write: {e.strerror}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight",
+                                               metadata={"Date": None} if fmt == "svg" else None))
 
 
 def save_roofline(chart: Any, path: str) -> None:

@@ -1,16 +1,13 @@
-"""Model presets for the transformer ops (decode, prefill): ``ops/models.yaml``."""
+"""Model presets for the transformer ops (decode, prefill): ``models/*.yaml``, and HF config.json."""
 
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError, suggest
 from .specfile import parse_yaml, validate
-
-PRESET_FILES = ("models.yaml",)
 
 
 class Preset(BaseModel):
@@ -29,17 +26,29 @@ class PresetFile(BaseModel):
 
 
 @functools.cache
-def load_presets(file: str) -> PresetFile:
-    from importlib.resources import files
+def load_presets() -> PresetFile:
+    """Every preset of every file in models/, merged; a name defined twice is an error."""
+    from .errors import SpecError
+    from .registry import builtin_label, builtin_names, read_builtin
 
-    res = files("roofcalc.opdata").joinpath(file)
-    label = f"ops/{file}"
-    data: Any = parse_yaml(res.read_text(encoding="utf-8"), label)
-    return validate(PresetFile, data, label)
+    merged: dict[str, Preset] = {}
+    where: dict[str, str] = {}
+    descriptions: list[str] = []
+    for stem in builtin_names("model"):
+        label = builtin_label("model", stem)
+        pf = validate(PresetFile, parse_yaml(read_builtin("model", stem), label), label)
+        descriptions.append(pf.description)
+        for name, preset in pf.presets.items():
+            if name in merged:
+                raise SpecError(f"{label}: presets.{name}: already defined in {where[name]}")
+            merged[name], where[name] = preset, label
+    if not merged:
+        raise SpecError("no model presets installed (models/*.yaml)")
+    return PresetFile(description=" ".join(descriptions), presets=merged)
 
 
-def get_preset(file: str, name: str) -> Preset:
-    pf = load_presets(file)
+def get_preset(name: str) -> Preset:
+    pf = load_presets()
     key = name.strip().lower()
     if key not in pf.presets:
         names = list(pf.presets)

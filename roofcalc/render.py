@@ -16,11 +16,33 @@ if TYPE_CHECKING:
     from .roofline import RooflineResult
 
 
+def esc(value: object) -> str:
+    """User-supplied text (names, notes, sources, messages) made safe for Rich: control
+    characters replaced, markup escaped, so '[/x]' or '[blink]' in a name is printed as is."""
+    from rich.markup import escape
+
+    text = "".join(ch if ch.isprintable() else " " if ch in "\t\n\r" else "?" for ch in str(value))
+    return escape(text)
+
+
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "120"))
-    return Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, width=terminal_width(), highlight=False, soft_wrap=False)
+
+
+def terminal_width() -> int | None:
+    """$COLUMNS when it is a sane number (clamped to 40..1000), else the terminal's own width,
+    else 120 for pipes and files; never 0, negative or a crash on 'abc'."""
+    text = os.environ.get("COLUMNS", "").strip()
+    if text.isascii() and text.isdigit() and len(text) < 6:
+        return min(max(int(text), 40), 1000)
+    stream = sys.stdout
+    try:
+        tty = stream is not None and stream.isatty()
+    except (ValueError, OSError):
+        tty = False
+    return None if tty else 120
 
 
 def _kv_table(title: str | None = None) -> Any:
@@ -45,9 +67,9 @@ def bound_text(bound: str) -> Any:
 def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     from rich.table import Table
 
-    params = "  ".join(f"{k}={v}" for k, v in r.params.items())
+    params = esc("  ".join(f"{k}={v}" for k, v in r.params.items() if v is not None))
     cal = " \\[calibrated]" if r.calibrated else ""
-    c.print(f"[bold]{r.op}[/bold] on [bold]{r.hardware_name}[/bold]{cal}, {r.dtype}   [dim]{params}[/dim]")
+    c.print(f"[bold]{esc(r.op)}[/bold] on [bold]{esc(r.hardware_name)}[/bold]{cal}, {r.dtype}   [dim]{params}[/dim]")
     t = _kv_table()
     t.add_row("FLOPs", si(r.flops, "FLOP"), f"{r.flops:,}" if isinstance(r.flops, int) else "")
     t.add_row("bytes moved", fmt_bytes(r.bytes), f"{r.bytes:,}" if isinstance(r.bytes, int) else "")
@@ -77,7 +99,7 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     for item in r.bytes_breakdown:
         if item.bytes == 0:
             continue
-        b.add_row(item.term, fmt_bytes(item.bytes), f"{item.bytes / r.bytes:.1%}", item.help)
+        b.add_row(esc(item.term), fmt_bytes(item.bytes), f"{item.bytes / r.bytes:.1%}", esc(item.help))
     c.print(b)
     if breakdown and r.breakdown:
         bt = Table(title="by layer kind (each part as its own kernel)", title_justify="left", show_edge=False,
@@ -85,23 +107,23 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
         for col in ("part", "FLOPs", "bytes", "intensity", "bound", "time"):
             bt.add_column(col, justify="left" if col in ("part", "bound") else "right", no_wrap=True)
         for p in r.breakdown:
-            bt.add_row(p.part, si(p.flops, "FLOP"), fmt_bytes(p.bytes), f"{p.intensity:,.4g}", p.bound, fmt_time(p.time_s))
+            bt.add_row(esc(p.part), si(p.flops, "FLOP"), fmt_bytes(p.bytes), f"{p.intensity:,.4g}", p.bound, fmt_time(p.time_s))
         c.print(bt)
     if r.memory is not None:
         m = r.memory
-        parts = " + ".join(f"{i.term} {fmt_bytes(i.bytes)}" for i in m.items)
+        parts = esc(" + ".join(f"{i.term} {fmt_bytes(i.bytes)}" for i in m.items))
         per = f", {fmt_bytes(m.per_gpu_bytes)} per GPU on {m.gpus}" if m.gpus > 1 else ""
         verdict = ("[green]fits[/green]" if m.fits else
                    f"[bold red]does not fit[/bold red]: needs at least {m.gpus_needed} GPUs of this kind")
         c.print(f"[bold]memory[/bold] {fmt_bytes(m.needed_bytes)} ({parts}){per} against "
                 f"{fmt_bytes(m.capacity_bytes)}: {verdict}")
     if r.crossover is not None:
-        c.print(f"[bold]crossover[/bold] {r.op} {r.crossover.text}")
+        c.print(f"[bold]crossover[/bold] {esc(r.op)} {esc(r.crossover.text)}")
     for i in r.info:
         val = fmt_bytes(i.value) if i.name.endswith("bytes") else (si(i.value) if abs(i.value) >= 1e4 else f"{i.value:g}")
-        c.print(f"[cyan]{i.name}[/cyan] = {val}   [dim]{i.help}[/dim]")
+        c.print(f"[cyan]{esc(i.name)}[/cyan] = {val}   [dim]{esc(i.help)}[/dim]")
     for w in r.warnings:
-        c.print(f"[yellow]warning:[/yellow] {w}")
+        c.print(f"[yellow]warning:[/yellow] {esc(w)}")
 
 
 def op_list(c: Console, ops: list[OpDef]) -> None:
@@ -118,7 +140,7 @@ def op_list(c: Console, ops: list[OpDef]) -> None:
             parts.append(f"--{name.replace('_', '-')} ({d})")
         if op.presets:
             parts.insert(0, f"--{op.presets.option} PRESET")
-        t.add_row(op.name, " ".join(parts), op.summary)
+        t.add_row(esc(op.name), esc(" ".join(parts)), esc(op.summary))
     c.print(t)
 
 
@@ -135,7 +157,7 @@ def hw_list(c: Console, hws: list[Hardware]) -> None:
         fp32 = hw.peak_flops_per_s.get("fp32")
         sms = hw.sm_value("sm_count")
         t.add_row(
-            hw.id, hw.name, hw.compute_capability or hw.gpu_family or "",
+            esc(hw.id), esc(hw.name), esc(hw.compute_capability or hw.gpu_family or ""),
             str(sms) if sms else "-",
             si(bf.value, "FLOP/s") if bf else "-",
             si(fp32.value, "FLOP/s") if fp32 else "-",
@@ -168,10 +190,12 @@ def hw_show(c: Console, hw: Hardware) -> None:
     from rich.table import Table
 
     ident = (hw.compute_capability and f"compute capability {hw.compute_capability}") or f"GPU family {hw.gpu_family}"
-    c.print(f"[bold]{hw.name}[/bold] ({hw.id}; {hw.vendor}; {ident}; aliases: {', '.join(hw.aliases) or '-'})")
+    c.print(f"[bold]{esc(hw.name)}[/bold] ({esc(hw.id)}; {esc(hw.vendor)}; {esc(ident)}; "
+            f"aliases: {esc(', '.join(hw.aliases) or '-')})")
     if hw.calibration:
         cal = hw.calibration
-        c.print(f"[cyan]calibrated[/cyan] from {cal.base} on {cal.device_name}, {cal.date}: {cal.command}")
+        c.print(f"[cyan]calibrated[/cyan] from {esc(cal.base)} on {esc(cal.device_name)}, {esc(cal.date)}: "
+                f"{esc(cal.command)}")
     t = Table(show_edge=False, pad_edge=False)
     t.add_column("figure", no_wrap=True)
     t.add_column("value", justify="right", max_width=24, overflow="fold")
@@ -181,16 +205,16 @@ def hw_show(c: Console, hw: Hardware) -> None:
 
     for path, fig in hw.figures():
         src = hw.sources[fig.source]
-        note = f" [dim]({fig.note})[/dim]" if fig.note else ""
+        note = f" [dim]({esc(fig.note)})[/dim]" if fig.note else ""
         if path.startswith("peak_flops_per_s."):
-            note = f" [dim]({PEAK_MEANING[path.split('.')[1]]}{'; ' + fig.note if fig.note else ''})[/dim]"
-        t.add_row(path, _fig_value(path, fig.value), fig.kind, f"{src.title}{note}")
+            note = f" [dim]({PEAK_MEANING[path.split('.')[1]]}{'; ' + esc(fig.note) if fig.note else ''})[/dim]"
+        t.add_row(esc(path), _fig_value(path, fig.value), fig.kind, f"{esc(src.title)}{note}")
     c.print(t)
     if hw.unknown:
         c.print("[bold]not published / unknown[/bold]")
         for k, why in hw.unknown.items():
-            c.print(f"  {k}: {why}")
-    urls = [f"  {k}: {s.url}" for k, s in hw.sources.items() if s.url]
+            c.print(f"  {esc(k)}: {esc(why)}")
+    urls = [f"  {esc(k)}: {esc(s.url)}" for k, s in hw.sources.items() if s.url]
     if urls:
         c.print("[bold]source addresses[/bold]")
         for u in urls:
@@ -209,7 +233,7 @@ def occupancy_result(c: Console, hw: Hardware, r: Any) -> None:
     if r.static_smem:
         cfg += f" + {fmt_binary(r.static_smem)} static"
     cfg += " shared memory" + (f", carveout {r.carveout}%" if r.carveout != -1 else "")
-    c.print(f"[bold]occupancy[/bold] on [bold]{hw.name}[/bold]: {cfg}")
+    c.print(f"[bold]occupancy[/bold] on [bold]{esc(hw.name)}[/bold]: {cfg}")
     if not r.launchable:
         c.print(f"[bold red]cannot launch:[/bold red] {r.reason}")
     t = _kv_table()
@@ -271,7 +295,7 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
     from rich.table import Table
 
     r0 = results[0]
-    c.print(f"[bold]occupancy over block sizes[/bold] on [bold]{hw.name}[/bold]: "
+    c.print(f"[bold]occupancy over block sizes[/bold] on [bold]{esc(hw.name)}[/bold]: "
             f"{r0.regs if r0.regs is not None else '?'} regs, {fmt_binary(r0.smem)} dynamic shared memory")
     t = Table(show_edge=False, pad_edge=False)
     for col in ("threads", "blocks/SM", "warps/SM", "occupancy", "limited by", ""):
@@ -387,25 +411,26 @@ def model_list(c: Console, pf: Any) -> None:
     for name, p in pf.presets.items():
         vals = p.params
         exp = f"{vals.get('experts', 1)} (top {vals.get('experts_per_token', 1)})" if vals.get("experts", 1) > 1 else "-"
-        row = [str(vals.get(k, "-")) for k in cols[:-2]] + [exp, f"{vals.get('max_context', '-'):,}"]
-        t.add_row(name, *row)
+        mc = vals.get("max_context")
+        row = [esc(vals.get(k, "-")) for k in cols[:-2]] + [exp, f"{mc:,}" if isinstance(mc, int) else "-"]
+        t.add_row(esc(name), *row)
     c.print(t)
     c.print("[bold]sources[/bold]")
     for name, p in pf.presets.items():
-        c.print(f"  {name}: {p.source}" + (f" ({p.note})" if p.note else ""))
+        c.print(f"  {esc(name)}: {esc(p.source)}" + (f" ({esc(p.note)})" if p.note else ""))
 
 
 def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]]) -> None:
     from rich.table import Table
 
     r0 = results[0]
-    params = "  ".join(f"{k}={v}" for k, v in r0.params.items())
-    c.print(f"[bold]{r0.op}[/bold], {r0.dtype}   [dim]{params}[/dim]")
+    params = esc("  ".join(f"{k}={v}" for k, v in r0.params.items() if v is not None))
+    c.print(f"[bold]{esc(r0.op)}[/bold], {r0.dtype}   [dim]{params}[/dim]")
     fastest = min(results, key=lambda r: r.predicted_s)
     t = Table(show_edge=False, pad_edge=False)
     t.add_column("", style="bold", no_wrap=True)
     for r in results:
-        t.add_column(r.hardware + (" (fastest)" if r is fastest else ""), justify="right", no_wrap=True)
+        t.add_column(esc(r.hardware) + (" (fastest)" if r is fastest else ""), justify="right", no_wrap=True)
     from collections.abc import Callable
 
     rows: list[tuple[str, Callable[[Any], str]]] = [
@@ -425,7 +450,7 @@ def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]])
                            for r in results])
     c.print(t)
     for hw_id, msg in errors:
-        c.print(f"[yellow]skipped[/yellow] {hw_id}: {msg}")
+        c.print(f"[yellow]skipped[/yellow] {esc(hw_id)}: {esc(msg)}")
 
 
 def _roofline_series(chart: Any) -> tuple[list[Any], list[str]]:
@@ -466,7 +491,7 @@ def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> Non
     for col in ("op", "hardware", "dtype", "intensity", "ridge", "bound", "attainable", "predicted"):
         t.add_column(col, justify="left" if col in ("op", "hardware", "dtype", "bound") else "right", no_wrap=True)
     for p, r in zip(chart.points, chart.results, strict=True):
-        t.add_row(p.label, p.hardware, p.dtype, f"{p.intensity:,.4g}", f"{r.ridge:,.4g}", p.bound,
+        t.add_row(esc(p.label), esc(p.hardware), p.dtype, f"{p.intensity:,.4g}", f"{r.ridge:,.4g}", p.bound,
                   si(p.attainable_flops_per_s, "FLOP/s"), fmt_time(r.predicted_s))
     c.print(t)
 
@@ -476,11 +501,11 @@ def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
 
     from .termplot import Series, loglog
 
-    t = Table(title=f"sweep of {sw.op} over {sw.param}", title_justify="left", show_edge=False, pad_edge=False)
+    t = Table(title=f"sweep of {esc(sw.op)} over {esc(sw.param)}", title_justify="left", show_edge=False, pad_edge=False)
     t.add_column(sw.param, justify="right", no_wrap=True)
     for hw in sw.hardware:
         for col in ("time", "attainable", "bound"):
-            t.add_column(f"{hw} {col}", justify="right", no_wrap=True)
+            t.add_column(f"{esc(hw)} {col}", justify="right", no_wrap=True)
     by = {(r.hardware, r.value): r.result for r in sw.rows}
     for v in sw.values:
         cells = []
@@ -499,7 +524,7 @@ def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
                       for i, hw in enumerate(sw.hardware)]
             c.print(loglog(series, height=12, x_unit=sw.param, y_unit=unit), markup=False, highlight=False)
     for hw in sw.hardware:
-        c.print(f"[bold]{hw}[/bold]: {sw.op} {sw.crossover[hw]['text']}")
+        c.print(f"[bold]{esc(hw)}[/bold]: {esc(sw.op)} {esc(sw.crossover[hw]['text'])}")
 
 
 def occupancy_curves_view(c: Console, oc: Any) -> None:

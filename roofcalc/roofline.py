@@ -17,13 +17,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .dtypes import DTYPES, ELEMENT_BYTES
-from .errors import DomainError, InputError, suggest
+from .errors import DomainError, InputError, ParamError, suggest
 from .formula import EvalError, Value, as_exact
-from .hardware import Hardware, load_hardware
-from .opdefs import HARDWARE_NAMES, MAX_INT_PARAM, OpDef, Param, load_op
-from .presets import get_preset
-
-SCHEMA_VERSION = 1
+from .hardware import Hardware
+from .opdefs import HARDWARE_NAMES, MAX_INT_PARAM, OpDef, Param
+from .output import SCHEMA_VERSION
 
 
 class ByteItem(BaseModel):
@@ -84,7 +82,7 @@ class RooflineResult(BaseModel):
     hardware: str
     hardware_name: str
     dtype: str
-    params: dict[str, int | float | bool | str]
+    params: dict[str, int | float | bool | str | None]
     flops: int | float
     bytes: int | float
     bytes_breakdown: list[ByteItem]
@@ -115,9 +113,10 @@ class RooflineResult(BaseModel):
 
 # ------------------------------------------------------------ parameters
 
+Params = dict[str, int | float | bool | str | None]
+
 
 def _coerce(name: str, p: Param, value: Any) -> int | float | bool | str:
-    opt = "--" + name.replace("_", "-")
     if p.type == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
@@ -128,27 +127,27 @@ def _coerce(name: str, p: Param, value: Any) -> int | float | bool | str:
                 try:
                     value = parse_int(value)
                 except ValueError as e:
-                    raise InputError(f"{opt}: {e}") from None
+                    raise ParamError(f"{{{name}}}: {e}") from None
             else:
-                raise InputError(f"{opt}: {value!r} is not an integer")
+                raise ParamError(f"{{{name}}}: {{got}} is not an integer", got=_short(value))
         lo = 1 if p.min is None else p.min
         if value < lo:
-            raise InputError(f"{opt}: must be at least {lo:g} (got {value})")
+            raise ParamError(f"{{{name}}}: must be at least {lo:g} (got {{got}})", got=_short(value))
         hi = MAX_INT_PARAM if p.max is None else p.max
         if value > hi:
-            raise InputError(f"{opt}: {value} is absurdly large (limit {hi:g})")
+            raise ParamError(f"{{{name}}}: {{got}} is absurdly large (limit {hi:g})", got=_short(value))
         return int(value)
     if p.type == "float":
         try:
             f = float(value)
-        except (TypeError, ValueError):
-            raise InputError(f"{opt}: {value!r} is not a number") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ParamError(f"{{{name}}}: {{got}} is not a number", got=_short(value)) from None
         if f != f or f in (float("inf"), float("-inf")):
-            raise InputError(f"{opt}: {value!r} is not a finite number")
+            raise ParamError(f"{{{name}}}: {{got}} is not a finite number", got=_short(value))
         if p.min is not None and f < p.min:
-            raise InputError(f"{opt}: must be at least {p.min:g} (got {f:g})")
+            raise ParamError(f"{{{name}}}: must be at least {p.min:g} (got {f:g})")
         if p.max is not None and f > p.max:
-            raise InputError(f"{opt}: must be at most {p.max:g} (got {f:g})")
+            raise ParamError(f"{{{name}}}: must be at most {p.max:g} (got {f:g})")
         return f
     if p.type == "bool":
         if isinstance(value, bool):
@@ -158,53 +157,54 @@ def _coerce(name: str, p: Param, value: Any) -> int | float | bool | str:
             return True
         if s in ("0", "false", "no", "off"):
             return False
-        raise InputError(f"{opt}: {value!r} is not true or false")
+        raise ParamError(f"{{{name}}}: {{got}} is not true or false", got=_short(value))
     s = str(value).strip().lower()
     choices = DTYPES if p.type == "dtype" else (p.choices or [])
     if s not in choices:
-        raise InputError(f"{opt}: unknown {'dtype' if p.type == 'dtype' else 'value'} {value!r}"
-                         f"{suggest(s, choices)}; choose from {', '.join(choices)}")
+        what = "dtype" if p.type == "dtype" else "value"
+        raise ParamError(f"{{{name}}}: unknown {what} {{got}}{suggest(s, choices)}; choose from {', '.join(choices)}",
+                         got=_short(value))
     return s
 
 
-def resolve_params(op: OpDef, given: dict[str, Any]) -> dict[str, int | float | bool | str]:
-    """Fill in defaults and presets, coerce and range-check every parameter."""
-    given = {k.replace("-", "_"): v for k, v in given.items() if v is not None}
-    preset_values: dict[str, Any] = {}
-    if op.presets is not None:
-        pname = given.pop(op.presets.option, None)
-        config = given.pop(f"{op.presets.option}_config", None)
-        if pname is not None and config is not None:
-            raise InputError(f"give --{op.presets.option} or --{op.presets.option}-config, not both")
-        if pname is not None:
-            preset_values = dict(get_preset(op.presets.file, str(pname)).params)
-        elif config is not None:
-            from .presets import params_from_hf_config
+def _short(value: Any) -> str:
+    """A value for a message: repr, cut short (a 4,000-digit number is not echoed in full)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:30] + "..." + f" ({len(text)} characters)"
 
-            preset_values = dict(params_from_hf_config(str(config)))
+
+def resolve_params(op: OpDef, given: dict[str, Any], preset: dict[str, Any] | None = None) -> Params:
+    """Fill in defaults, coerce and range-check every parameter of ``op``.
+
+    ``given`` are the values the caller set (None = not set); ``preset`` are values from a
+    model preset or config.json, already read by the loading layer, which ``given`` overrides.
+    Pure: no file is read here. Errors are :class:`ParamError` naming the parameter.
+    """
+    given = {k.replace("-", "_"): v for k, v in given.items() if v is not None}
+    preset = dict(preset or {})
     declared = op.all_params
-    unknown = [k for k in given if k not in declared]
-    if unknown:
-        k = unknown[0]
-        raise InputError(f"op {op.name} has no parameter {k!r}{suggest(k, list(declared))}")
-    unknown_p = [k for k in preset_values if k not in declared]
-    if unknown_p:
-        raise InputError(f"preset parameter {unknown_p[0]!r} is not a parameter of {op.name}")
-    out: dict[str, int | float | bool | str] = {}
+    for source, values in (("", given), ("preset ", preset)):
+        unknown = [k for k in values if k not in declared]
+        if unknown:
+            k = unknown[0]
+            raise InputError(f"op {op.name} has no {source}parameter {k!r}{suggest(k, list(declared))}")
+    out: Params = {}
     for name, p in declared.items():
         if name in given:
             raw = given[name]
-        elif name in preset_values:
-            raw = preset_values[name]
+        elif name in preset:
+            raw = preset[name]
         elif p.default_from is not None:
             out[name] = out[p.default_from]
             continue
         elif p.default is not None:
             raw = p.default
+        elif p.optional:
+            out[name] = None
+            continue
         else:
-            opt = "--" + name.replace("_", "-")
-            hint = f" (or --{op.presets.option})" if op.presets else ""
-            raise InputError(f"op {op.name} needs {opt}{hint}")
+            hint = f" (or {{{op.presets.option}}})" if op.presets else ""
+            raise ParamError(f"op {op.name} needs {{{name}}}{hint}")
         out[name] = _coerce(name, p, raw)
     return out
 
@@ -212,10 +212,13 @@ def resolve_params(op: OpDef, given: dict[str, Any]) -> dict[str, int | float | 
 # ------------------------------------------------------------ evaluation
 
 
-def _env(op: OpDef, params: dict[str, Any], hw: Hardware) -> dict[str, Value]:
+def _env(op: OpDef, params: Params, hw: Hardware) -> dict[str, Value]:
     env: dict[str, Value] = {}
     for name, p in op.all_params.items():
-        env[name] = params[name]
+        v = params[name]
+        if v is None:  # an optional parameter not given: only checks that need it read it
+            continue
+        env[name] = v
         if p.type == "dtype":
             env[f"{name}_bytes"] = ELEMENT_BYTES[str(params[name])]
     hw_values = {
@@ -270,22 +273,36 @@ def _ratio(a: int | float, b: int | float) -> float:
 
 
 def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> RooflineResult:
-    """Place one op, with ``params``, on the roofline of ``hardware``."""
-    return _analyze(op, hardware, params, with_crossover=True)
+    """Place one op, with ``params``, on the roofline of ``hardware``.
+
+    The public entry: ``op`` and ``hardware`` may be names or paths, and ``model=`` /
+    ``model_config=`` name a preset or a config.json; they are resolved here, once, by the
+    loading layer (roofcalc.resolve), then :func:`evaluate` does the arithmetic.
+    """
+    from .resolve import resolve_hardware, resolve_op, resolve_preset
+
+    opdef = resolve_op(op)
+    hw = resolve_hardware(hardware)
+    preset = None
+    if opdef.presets is not None:
+        preset = resolve_preset(opdef, params.pop(opdef.presets.option, None),
+                                params.pop(f"{opdef.presets.option}_config", None))
+    return evaluate(opdef, hw, params, preset)
 
 
-def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], with_crossover: bool) -> RooflineResult:
-    opdef = load_op(op) if isinstance(op, str) else op
-    hw = load_hardware(hardware)
-    values = resolve_params(opdef, params)
+def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None) -> RooflineResult:
+    """The engine: pure arithmetic on resolved objects; reads no file, prints nothing."""
+    values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
     peak = hw.peak(dtype)
     bw = hw.bandwidth
     env = _env(opdef, values, hw)
 
     for i, check in enumerate(opdef.checks):
+        if any(values[n] is None for n in check.needs):
+            continue
         if not _ev(opdef, f"checks.{i}.expr", env):
-            raise InputError(f"{opdef.name}: {check.message}")
+            raise ParamError(f"{opdef.name}: {check.message}")
     for tname in opdef.terms:
         env[tname] = _ev(opdef, f"terms.{tname}", env)
 
@@ -337,7 +354,6 @@ def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], 
         parts.append(BreakdownItem(part=rname, flops=bf, bytes=bb, intensity=_ratio(bf, bb) if bb else 0.0,
                                        bound="compute" if tc >= tm else "memory", time_s=max(tc, tm), help=row.help))
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
-    cross = _crossover(opdef, hw, params) if with_crossover and opdef.crossover else None
 
     return RooflineResult(
         op=opdef.name,
@@ -370,7 +386,6 @@ def _analyze(op: OpDef | str, hardware: Hardware | str, params: dict[str, Any], 
         tokens_per_s=(float(tokens) / predicted) if tokens is not None else None,
         memory=memory,
         breakdown=parts,
-        crossover=cross,
     )
 
 
@@ -386,37 +401,38 @@ def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw:
                      fits=per_gpu <= cap, gpus_needed=max(1, math.ceil(float(needed) / cap)))
 
 
-def _crossover(opdef: OpDef, hw: Hardware, params: dict[str, Any]) -> Crossover:
-    assert opdef.crossover is not None
-    return crossover(opdef, hw, opdef.crossover, params)
+def crossover(opdef: OpDef, hw: Hardware, name: str, params: dict[str, Any],
+              preset: dict[str, Any] | None = None, label: str | None = None) -> Crossover:
+    """The smallest value of the int parameter ``name`` at which the op turns compute-bound.
 
-
-def crossover(op: OpDef | str, hardware: Hardware | str, name: str, params: dict[str, Any]) -> Crossover:
-    """The smallest value of the int parameter ``name`` at which the op is compute-bound."""
-    opdef = load_op(op) if isinstance(op, str) else op
-    hw = load_hardware(hardware)
+    A derived answer, computed only when asked for; the search stays inside the
+    parameter's declared min and max.
+    """
     p = opdef.params.get(name)
     if p is None or p.type != "int":
         raise InputError(f"{opdef.name} has no integer parameter {name!r}")
+    bottom = max(1, int(p.min)) if p.min is not None else 1
     top = int(min(p.max or 1 << 20, 1 << 20))
+    if top < bottom:
+        top = bottom
 
     def compute_bound(v: int) -> bool:
-        return _analyze(opdef, hw, {**params, name: v}, with_crossover=False).bound == "compute"
+        return evaluate(opdef, hw, {**params, name: v}, preset).bound == "compute"
 
-    opt = "--" + name.replace("_", "-")
+    shown = label or name  # how the text names the parameter (the CLI passes its option)
     if not compute_bound(top):
         return Crossover(param=name, value=None,
-                         text=f"stays memory-bound for any {opt} up to {top:,} with the other parameters as given")
-    lo, hi = 0, top  # compute_bound(hi) is true; lo is below the first compute-bound value
-    if compute_bound(1):
-        hi = 1
+                         text=f"stays memory-bound for any {shown} up to {top:,} with the other parameters as given")
+    if compute_bound(bottom):
+        return Crossover(param=name, value=bottom, text=f"compute-bound from the smallest {shown} ({bottom:,})")
+    lo, hi = bottom, top  # compute_bound(hi) holds; compute_bound(lo) does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if compute_bound(mid):
             hi = mid
         else:
             lo = mid
-    return Crossover(param=name, value=hi, text=f"turns compute-bound at {opt} {hi:,} (memory-bound below)")
+    return Crossover(param=name, value=hi, text=f"turns compute-bound at {shown} {hi:,} (memory-bound below)")
 
 
 def _engine_warnings(hw: Hardware, dtype: str, total: int | float, t_overhead: float,
@@ -444,4 +460,4 @@ def _engine_warnings(hw: Hardware, dtype: str, total: int | float, t_overhead: f
     return out
 
 
-__all__ = ["ByteItem", "RooflineResult", "analyze", "resolve_params"]
+__all__ = ["ByteItem", "RooflineResult", "analyze", "crossover", "evaluate", "resolve_params"]

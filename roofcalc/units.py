@@ -5,14 +5,58 @@ Memory sizes use binary multipliers: ``k``, ``K``, ``KB`` and ``KiB`` all mean
 mean 2**20 and ``G``/``GB``/``GiB`` 2**30. Hex (``0x18000``) and plain integers
 are accepted. Rates and counts in output use decimal SI prefixes (TFLOP/s, TB/s),
 as datasheets do.
+
+Every parser here is bounded before it computes anything: at most ``MAX_NUMBER_CHARS``
+characters, ASCII digits only (Python's ``int()`` would take ``'٨'`` as 8), exponents
+checked before ``10**exp`` is formed, and results within ``MAX_INT`` (int64). A refusal
+is a ``ValueError`` with a one-line message that never echoes more than ~20 characters
+of the input.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
-_SIZE_RE = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
+MAX_INT = 2**63 - 1  # the largest count or size accepted anywhere: int64, absurd for any real tensor
+MAX_NUMBER_CHARS = 100  # characters in one number as typed; more is a mistake or an attack
+_MAX_EXPONENT = 40  # 10**40 > MAX_INT already: a larger decimal exponent is refused unseen
+ECHO_CHARS = 20  # how much of a refused value a message repeats
+
+
+def clip(text: object, width: int = ECHO_CHARS) -> str:
+    """``text`` cut to ``width`` characters, with '...' when cut: for echoing input in messages."""
+    s = str(text)
+    return s if len(s) <= width else s[:width] + "..."
+
+
+def _shown(text: object) -> str:
+    """The value as a message quotes it: repr of at most ECHO_CHARS characters."""
+    return repr(clip(text))
+
+
+def _prepare(text: object, what: str) -> str:
+    s = str(text).strip()
+    if not s:
+        raise ValueError(f"empty value (expected {what})")
+    if len(s) > MAX_NUMBER_CHARS:
+        raise ValueError(f"{_shown(s)} ({len(s)} characters) is too long for {what}; at most {MAX_NUMBER_CHARS}")
+    if not s.isascii():
+        raise ValueError(f"{_shown(s)} is not {what} (only the ASCII digits 0-9 are accepted)")
+    return s
+
+
+def _bounded(value: int, text: object) -> int:
+    if value > MAX_INT:
+        raise ValueError(f"{_shown(text)} is absurdly large (at most {MAX_INT:,})")
+    if value < -MAX_INT:
+        raise ValueError(f"{_shown(text)} is absurdly large in magnitude (at least {-MAX_INT:,})")
+    return value
+
+
+_SIZE_RE = re.compile(r"(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[A-Za-z]*)", re.ASCII)
+_HEX_RE = re.compile(r"0[xX](?P<digits>[0-9a-fA-F]+)", re.ASCII)
 _BINARY = {
     "": 1,
     "b": 1,
@@ -34,50 +78,86 @@ def parse_size(text: str | int) -> int:
         raise ValueError(f"{text!r} is not a size")
     if isinstance(text, int):
         if text < 0:
-            raise ValueError(f"size {text} is negative")
-        return text
-    s = str(text).strip()
+            raise ValueError(f"size {clip(text)} is negative")
+        return _bounded(text, text)
+    s = _prepare(text, "a size")
     if s.lower().startswith("0x"):
-        try:
-            return int(s, 16)
-        except ValueError:
-            raise ValueError(f"{text!r} is not a hexadecimal size") from None
-    m = _SIZE_RE.match(s)
+        h = _HEX_RE.fullmatch(s)
+        if h is None:
+            raise ValueError(f"{_shown(text)} is not a hexadecimal size")
+        return _bounded(int(h.group("digits"), 16), text)
+    if s.startswith("-") and _SIZE_RE.fullmatch(s[1:].strip()):
+        raise ValueError(f"size {_shown(s)} is negative")
+    m = _SIZE_RE.fullmatch(s)
     if not m:
-        raise ValueError(
-            f"{text!r} is not a size (examples: 98304, 96k, 96KiB, 0x18000)"
-        )
+        raise ValueError(f"{_shown(text)} is not a size (examples: 98304, 96k, 96KiB, 0x18000)")
     unit = m.group("unit").lower()
     if unit not in _BINARY:
-        raise ValueError(f"{text!r}: unknown size unit {m.group('unit')!r} (use k, KB, KiB, M, G)")
-    value = float(m.group("num")) * _BINARY[unit]
-    if not value.is_integer():
-        raise ValueError(f"{text!r} is not a whole number of bytes")
-    return int(value)
+        raise ValueError(f"{_shown(text)}: unknown size unit {clip(m.group('unit'))!r} (use k, KB, KiB, M, G)")
+    value = Fraction(m.group("num")) * _BINARY[unit]
+    if value.denominator != 1:
+        raise ValueError(f"{_shown(text)} is not a whole number of bytes")
+    return _bounded(int(value), text)
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_EXP_RE = re.compile(r"(?P<mant>[+-]?[0-9]+(?:\.[0-9]+)?)[eE]\+?(?P<exp>[0-9]+)", re.ASCII)
+_SUFFIX_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?\s*(?:k|K|Ki|M|Mi|G|Gi)", re.ASCII)
 
 
 def parse_int(text: str | int, *, allow_suffix: bool = True) -> int:
-    """Parse a count such as ``8192``, ``8k`` (8192), ``1_000``, ``1e6``."""
+    """Parse a count such as ``8192``, ``8k`` (8192), ``1_000``, ``1e6``; at most ``MAX_INT`` in magnitude."""
     if isinstance(text, bool):
         raise ValueError(f"{text!r} is not an integer")
     if isinstance(text, int):
-        return text
-    s = str(text).strip().replace("_", "")
+        return _bounded(text, text)
+    s = _prepare(text, "an integer").replace("_", "")
     if not s:
-        raise ValueError("empty value")
-    if re.fullmatch(r"[+-]?\d+", s):
-        return int(s)
-    if re.fullmatch(r"[+-]?\d+(\.\d+)?[eE]\+?\d+", s):
-        mant, exp = s.lower().split("e")
-        from fractions import Fraction
-
-        v = Fraction(mant) * 10 ** int(exp)
-        if v.denominator == 1:
-            return int(v)
-        raise ValueError(f"{text!r} is not an integer")
-    if allow_suffix and re.fullmatch(r"\d+(\.\d+)?\s*(k|K|Ki|M|Mi|G|Gi)", s):
+        raise ValueError(f"{_shown(text)} is not an integer")
+    if _INT_RE.fullmatch(s):
+        return _bounded(int(s), text)
+    e = _EXP_RE.fullmatch(s)
+    if e:
+        mant, exp = Fraction(e.group("mant")), int(e.group("exp"))
+        if mant == 0:
+            return 0
+        if exp > _MAX_EXPONENT:  # refused before 10**exp is formed: 1e100000000 costs nothing
+            raise ValueError(f"{_shown(text)} is absurdly large (at most {MAX_INT:,})")
+        v = mant * 10**exp
+        if v.denominator != 1:
+            raise ValueError(f"{_shown(text)} is not an integer")
+        return _bounded(int(v), text)
+    if allow_suffix and _SUFFIX_RE.fullmatch(s):
         return parse_size(s if s[-1] != "i" else s + "B")
-    raise ValueError(f"{text!r} is not an integer")
+    raise ValueError(f"{_shown(text)} is not an integer")
+
+
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def parse_float(text: str | float | int, *, what: str = "a number") -> float:
+    """A finite decimal number (``0.5``, ``1e-3``, ``3.35e12``): no nan, inf, overflow or non-ASCII digits."""
+    if isinstance(text, bool):
+        raise ValueError(f"{text!r} is not {what}")
+    if isinstance(text, (int, float)):
+        try:
+            f = float(text)
+        except OverflowError:
+            raise ValueError(f"{_shown(text)} is out of range") from None
+        if not math.isfinite(f):
+            raise ValueError(f"{_shown(text)} is not a finite number")
+        return f
+    s = _prepare(text, what).replace("_", "")
+    if not _FLOAT_RE.fullmatch(s):
+        if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise ValueError(f"{_shown(text)} is not a finite number")
+        raise ValueError(f"{_shown(text)} is not {what}")
+    f = float(s)  # a bounded string: float() is linear in its length, and 1e100000000 is just inf
+    if not math.isfinite(f):
+        raise ValueError(f"{_shown(text)} is out of range (at most about 1.8e308)")
+    if f == 0 and any(c in "123456789" for c in s.lower().split("e")[0]):
+        raise ValueError(f"{_shown(text)} is too small (it rounds to 0)")
+    return f
 
 
 # ---------------------------------------------------------------- formatting

@@ -153,15 +153,16 @@ def test_explicit_params_override_preset() -> None:
 @pytest.mark.parametrize(
     ("op", "params", "exc", "text"),
     [
-        ("gemm", {"m": 0}, InputError, "--m: must be at least 1"),
-        ("gemm", {"m": -3}, InputError, "--m: must be at least 1"),
+        # the Python API names parameters, never CLI flags (the CLI prints --m)
+        ("gemm", {"m": 0}, InputError, "m: must be at least 1"),
+        ("gemm", {"m": -3}, InputError, "m: must be at least 1"),
         ("gemm", {"m": 2**64}, InputError, "absurdly large"),
         ("gemm", {"m": "12x"}, InputError, "not an integer"),
         ("gemm", {"dtype": "fp9"}, InputError, "did you mean"),
         ("gemm", {"q": 3}, InputError, "no parameter 'q'"),
         ("gemm", {"dtype": "fp4"}, DomainError, "h100 has no fp4 peak"),
         ("attention", {"heads": 32, "kv_heads": 5}, InputError, "must divide"),
-        ("decode", {}, InputError, "needs --layers (or --model)"),
+        ("decode", {}, InputError, "needs layers (or model)"),
         ("decode", {"model": "llama-9"}, InputError, "unknown model"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Data behind the charts and comparisons: pure functions over the engines' results.
+"""Data behind the charts (roofline, sweep, occupancy curves): pure functions over the engines' results.
 
 The charts (``plot.py`` for files, ``termplot.py`` for the terminal) draw only what these
 models hold, so a chart's points are the numbers the tables print.
@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .errors import InputError
 from .hardware import Hardware
-from .roofline import RooflineResult, analyze
+from .opdefs import OpDef
+from .roofline import RooflineResult, evaluate
 
 MAX_SWEEP_POINTS = 200
 
@@ -49,34 +50,29 @@ class RooflineChart(BaseModel):
     results: list[RooflineResult]
 
 
-def parse_op_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """'gemm:m=8192,n=4096' -> ('gemm', {'m': '8192', 'n': '4096'}); names may use - or _."""
-    name, _, rest = spec.partition(":")
-    name = name.strip().lower()
-    if not name:
-        raise InputError(f"--op {spec!r}: expected NAME or NAME:param=value,...")
-    params: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip() or not value.strip():
-            raise InputError(f"--op {spec!r}: {part!r} is not param=value")
-        params[key.strip().replace("-", "_")] = value.strip()
-    return name, params
+def _label(op: OpDef, params: dict[str, str]) -> str:
+    return op.name + (" " + " ".join(f"{k}={v}" for k, v in params.items()) if params else "")
 
 
-def _label(name: str, params: dict[str, str]) -> str:
-    return name + (" " + " ".join(f"{k}={v}" for k, v in params.items()) if params else "")
+def _evaluate_spec(op: OpDef, hw: Hardware, params: dict[str, Any]) -> RooflineResult:
+    from .resolve import resolve_preset
+
+    params = dict(params)
+    preset = None
+    if op.presets is not None:
+        preset = resolve_preset(op, params.pop(op.presets.option, None), params.pop(f"{op.presets.option}_config", None))
+    return evaluate(op, hw, params, preset)
 
 
-def roofline_chart(ops: list[tuple[str, dict[str, str]]], hws: list[Hardware],
+def roofline_chart(ops: list[tuple[OpDef, dict[str, str]]], hws: list[Hardware],
                    calibrations: list[Hardware] | None = None) -> RooflineChart:
     results: list[RooflineResult] = []
     points: list[Point] = []
     for hw in hws:
-        for name, params in ops:
-            r = analyze(name, hw, **params)
+        for op, params in ops:
+            r = _evaluate_spec(op, hw, params)
             results.append(r)
-            points.append(Point(label=_label(name, params), hardware=hw.id, dtype=r.dtype, intensity=r.intensity,
+            points.append(Point(label=_label(op, params), hardware=hw.id, dtype=r.dtype, intensity=r.intensity,
                                 attainable_flops_per_s=r.attainable_flops_per_s, bound=r.bound))
     roofs: list[Roof] = []
     for hw in [*hws, *(calibrations or [])]:
@@ -148,13 +144,15 @@ class Sweep(BaseModel):
     crossover: dict[str, Any]
 
 
-def sweep(op: str, hws: list[Hardware], param: str, values: list[int], fixed: dict[str, Any]) -> Sweep:
+def sweep(op: OpDef, hws: list[Hardware], param: str, values: list[int], fixed: dict[str, Any],
+          preset: dict[str, Any] | None = None, label: str | None = None) -> Sweep:
+    """Evaluate ``op`` at each value of ``param``; the crossover once per device."""
     from .roofline import crossover
 
-    rows = [SweepRow(hardware=hw.id, value=v, result=analyze(op, hw, **{**fixed, param: v}))
+    rows = [SweepRow(hardware=hw.id, value=v, result=evaluate(op, hw, {**fixed, param: v}, preset))
             for hw in hws for v in values]
-    cross = {hw.id: crossover(op, hw, param, fixed).model_dump(mode="json") for hw in hws}
-    return Sweep(op=op, param=param, values=values, hardware=[h.id for h in hws], rows=rows, crossover=cross)
+    cross = {hw.id: crossover(op, hw, param, fixed, preset, label).model_dump(mode="json") for hw in hws}
+    return Sweep(op=op.name, param=param, values=values, hardware=[h.id for h in hws], rows=rows, crossover=cross)
 
 
 # ------------------------------------------------------------------ occupancy curves

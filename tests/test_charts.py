@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from roofcalc import analyze
-from roofcalc.views import parse_range
+from roofcalc.charts import parse_range
 
 from .conftest import run, run_json
 
@@ -171,7 +171,7 @@ def test_occupancy_plot_and_curves(tmp_path: Path) -> None:
     assert res.exit_code == 0 and out.read_bytes().startswith(PNG)
     from roofcalc import occupancy
     from roofcalc.hardware import load_hardware
-    from roofcalc.views import occupancy_curves
+    from roofcalc.charts import occupancy_curves
 
     for threads, regs, smem in ((256, 64, 32 * 1024), (100, 37, 12345)):
         oc = occupancy_curves(load_hardware("h100"), threads, regs, smem)

@@ -1,0 +1,1 @@
+"""The click commands, one module per family; roofcalc.cli assembles them."""

@@ -1,0 +1,347 @@
+"""`roofcalc op`, `compare` and `sweep`: one subcommand per op file, options from the file.
+
+Three small builders share one function that turns an op's declared parameters into
+click options; each builder adds its own options and callback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..opdefs import OpDef
+from .common import (
+    InputClickError,
+    IntType,
+    NameType,
+    RangeOrInt,
+    emit_json,
+    finish_view,
+    shared_option,
+)
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def param_options(opdef: OpDef, int_type: click.ParamType) -> list[click.Parameter]:  # type: ignore[type-arg,unused-ignore]
+    """One option per declared parameter (and the preset options), help and defaults from the file."""
+    from ..dtypes import DTYPES
+
+    out: list[click.Parameter] = []
+    if opdef.presets is not None:
+        from ..presets import load_presets
+
+        names = list(load_presets().presets)
+        out.append(click.Option([flag(opdef.presets.option)], type=NameType(names, "model"), default=None,
+                                help=f"{opdef.presets.help}: {', '.join(names)}"))
+        out.append(click.Option([flag(opdef.presets.option) + "-config"], type=click.Path(dir_okay=False),
+                                default=None, help="a Hugging Face config.json to read the dimensions from"))
+    for pname, p in opdef.all_params.items():
+        default_txt = (f"default: {p.default}" if p.default is not None
+                       else f"default: {p.default_from}" if p.default_from else "")
+        units = f" [{p.units}]" if p.units else ""
+        help_ = f"{p.help}{units}" + (f" ({default_txt})" if default_txt else "")
+        if p.type == "bool":
+            out.append(click.Option([f"{flag(pname)}/--no-{flag(pname)[2:]}", pname], default=None, help=help_))
+            continue
+        ptype: Any
+        if p.type == "int":
+            ptype = int_type
+        elif p.type == "float":
+            ptype = float
+        elif p.type == "dtype":
+            ptype = NameType(DTYPES, "dtype")
+        else:
+            ptype = NameType(p.choices or [], pname)
+        out.append(click.Option([flag(pname), pname], type=ptype, default=None, help=help_))
+    return out
+
+
+def split_preset(opdef: OpDef, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Take the preset options out of ``params`` and read the preset (the loading layer)."""
+    from ..resolve import resolve_preset
+
+    if opdef.presets is None:
+        return params, None
+    params = dict(params)
+    option = opdef.presets.option
+    preset = resolve_preset(opdef, params.pop(option, None), params.pop(f"{option}_config", None))
+    return params, preset
+
+
+def _doc(opdef: OpDef, example: str) -> str:
+    return f"{opdef.summary}.\n\n" + (f"{opdef.description}\n\n" if opdef.description else "") + \
+        f"\b\nExample:\n  {example}"
+
+
+def _example_args(opdef: OpDef) -> list[str]:
+    """The op file's example, less 'roofcalc op NAME' and its --hw."""
+    words = opdef.example.split()
+    args = words[3:] if words[:2] == ["roofcalc", "op"] else []
+    out: list[str] = []
+    skip = False
+    for w in args:
+        if skip:
+            skip = False
+            continue
+        if w == "--hw":
+            skip = True
+            continue
+        out.append(w)
+    return out
+
+
+def _multi_hw_example(opdef: OpDef, mode: str) -> str:
+    return " ".join(["roofcalc", mode, opdef.name, *_example_args(opdef), "--hw", "h100,h200"])
+
+
+def _sweep_example(opdef: OpDef) -> str:
+    """The op's example with one integer parameter turned into a range (the crossover one if declared)."""
+    args = _example_args(opdef)
+    ints = [n for n, p in opdef.params.items() if p.type == "int" and not p.optional]
+    swept = opdef.crossover or next((n for n in ints if flag(n) in args), ints[0] if ints else None)
+    if swept is None:
+        return _multi_hw_example(opdef, "sweep")
+    p = opdef.params[swept]
+    lo = max(1, int(p.min)) if p.min is not None else 1
+    value = None
+    if flag(swept) in args:
+        i = args.index(flag(swept))
+        value = args[i + 1] if i + 1 < len(args) else None
+        del args[i:i + 2]
+    try:
+        hi = int(value) if value is not None else int(p.default) if isinstance(p.default, int) else 0
+    except ValueError:
+        hi = 0
+    if hi < 2 * lo:
+        hi = lo * 1024
+    if p.max is not None:
+        hi = min(hi, int(p.max))
+    return " ".join(["roofcalc", "sweep", opdef.name, *args, flag(swept), f"{lo}..{hi}", "--hw", "h100,h200"])
+
+
+# ------------------------------------------------------------------ op
+
+
+def build_op_command(opdef: OpDef) -> click.Command:
+    def callback(hw_name: str | None, hw_file: str | None, calibration: str | None, as_json: bool,
+                 breakdown: bool = False, **given: Any) -> None:
+        from ..resolve import resolve_hardware
+        from ..roofline import crossover, evaluate
+
+        hw = resolve_hardware(hw_name, hw_file, calibration)
+        params, preset = split_preset(opdef, given)
+        result = evaluate(opdef, hw, params, preset)
+        if opdef.crossover:
+            cross = crossover(opdef, hw, opdef.crossover, params, preset, label=flag(opdef.crossover))
+            result = result.model_copy(update={"crossover": cross})
+        if as_json:
+            emit_json(result.model_dump(mode="json"))
+            return
+        from ..render import console, op_result
+
+        op_result(console(), result, breakdown=breakdown)
+
+    params = param_options(opdef, IntType()) + [shared_option(k) for k in ("hw", "hw_file", "calibration", "json")]
+    if opdef.breakdown:
+        params.append(click.Option(["--breakdown"], is_flag=True,
+                                   help="one row per layer kind: FLOPs, bytes, intensity, bound"))
+    return click.Command(opdef.name, params=params, callback=callback, help=_doc(opdef, opdef.example),
+                         context_settings=CONTEXT)
+
+
+# ------------------------------------------------------------------ compare
+
+
+def build_compare_command(opdef: OpDef) -> click.Command:
+    def callback(hw_names: tuple[str, ...], as_json: bool, **given: Any) -> None:
+        from ..errors import DomainError
+        from ..resolve import resolve_hardware_list
+        from ..roofline import evaluate
+
+        params, preset = split_preset(opdef, given)
+        results, errors = [], []
+        for hw in resolve_hardware_list(hw_names):
+            try:
+                results.append(evaluate(opdef, hw, params, preset))
+            except DomainError as e:
+                errors.append((hw.id, str(e)))
+        for hw_id, msg in errors:
+            click.echo(f"skipped {hw_id}: {msg}", err=True)
+        if not results:
+            raise click.ClickException("no hardware could run this op: " + "; ".join(m for _, m in errors))
+        if as_json:
+            emit_json([r.model_dump(mode="json") for r in results])
+            return
+        from ..render import compare_table, console
+
+        compare_table(console(), results, errors)
+
+    params = param_options(opdef, IntType()) + _multi_hw_options()
+    return click.Command(opdef.name, params=params, callback=callback,
+                         help=_doc(opdef, _multi_hw_example(opdef, "compare")), context_settings=CONTEXT)
+
+
+def _multi_hw_options() -> list[click.Parameter]:
+    return [shared_option("hw_list"), shared_option("json")]
+
+
+# ------------------------------------------------------------------ sweep
+
+
+def build_sweep_command(opdef: OpDef) -> click.Command:
+    def callback(hw_names: tuple[str, ...], as_json: bool, steps: int | None, linear: bool, output: str | None,
+                 **given: Any) -> None:
+        from ..charts import parse_range, sweep
+        from ..resolve import resolve_hardware_list
+
+        ranged = {k: v for k, v in given.items() if isinstance(v, str) and ".." in v}
+        if len(ranged) != 1:
+            raise InputClickError("give exactly one parameter as a range A..B (e.g. --m 1..16384)"
+                                  if not ranged else f"only one parameter can be swept (got {', '.join(ranged)})")
+        (pname, text), = ranged.items()
+        if output:
+            from ..plot import check_output
+
+            check_output(output)
+        values = parse_range(text, steps, linear)
+        fixed, preset = split_preset(opdef, {k: v for k, v in given.items() if k != pname})
+        fixed = {k: v for k, v in fixed.items() if v is not None}
+        sw = sweep(opdef, resolve_hardware_list(hw_names), pname, values, fixed, preset, label=flag(pname))
+        from ..plot import save_sweep
+        from ..render import sweep_view
+
+        finish_view(sw, output, save_sweep, as_json, sweep_view)
+
+    params = param_options(opdef, RangeOrInt()) + _multi_hw_options() + [
+        click.Option(["--steps"], type=int, default=None, help="N log-spaced points (or linear with --linear)"),
+        click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
+        click.Option(["-o", "--output"], type=click.Path(dir_okay=False), default=None,
+                     help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])"),
+    ]
+    return click.Command(opdef.name, params=params, callback=callback, help=_doc(opdef, _sweep_example(opdef)),
+                         context_settings=CONTEXT)
+
+
+# ------------------------------------------------------------------ the groups
+
+
+class OpGroup(click.Group):
+    """One subcommand per built-in op (ops/*.yaml), or an op file given by path."""
+
+    @staticmethod
+    def build(opdef: OpDef) -> click.Command:
+        return build_op_command(opdef)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from ..opdefs import op_names
+
+        return op_names()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from ..opdefs import op_names
+        from ..registry import is_path
+        from ..resolve import resolve_op
+
+        if not is_path(cmd_name) and cmd_name.lower() not in op_names():
+            return None
+        return self.build(resolve_op(cmd_name if is_path(cmd_name) else cmd_name.lower()))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        from ..errors import suggest
+        from ..opdefs import op_names
+
+        name = args[0]
+        cmd = self.get_command(ctx, name)
+        if cmd is None:
+            if name.startswith("-"):
+                return super().resolve_command(ctx, args)
+            names = op_names()
+            shown = name if len(name) <= 40 else name[:30] + "..."
+            raise InputClickError(f"unknown op {shown!r}{suggest(name, names)}; known: {', '.join(names)}")
+        return cmd.name, cmd, args[1:]
+
+
+class CompareGroup(OpGroup):
+    @staticmethod
+    def build(opdef: OpDef) -> click.Command:
+        return build_compare_command(opdef)
+
+
+class SweepGroup(OpGroup):
+    @staticmethod
+    def build(opdef: OpDef) -> click.Command:
+        return build_sweep_command(opdef)
+
+
+def _list_ops(as_json: bool) -> None:
+    from ..opdefs import load_op, op_names
+    from ..output import SCHEMA_VERSION
+
+    ops = [load_op(n) for n in op_names()]
+    if as_json:
+        emit_json([{"version": SCHEMA_VERSION, "op": o.name, "summary": o.summary,
+                    "params": {k: p.model_dump(exclude_none=True, exclude_defaults=True) | {"type": p.type}
+                               for k, p in o.all_params.items()},
+                    "presets": o.presets.option if o.presets else None} for o in ops])
+        return
+    from ..render import console, op_list
+
+    op_list(console(), ops)
+
+
+@click.group("op", cls=OpGroup, invoke_without_command=True)
+@click.option("--list", "list_", is_flag=True, help="list the ops and their parameters")
+@click.option("--json", "as_json", is_flag=True, help="with --list: print JSON")
+@click.pass_context
+def op_group(ctx: click.Context, list_: bool, as_json: bool) -> None:
+    """FLOPs, bytes, intensity, bound and predicted time of an op on a GPU.
+
+    \b
+    Examples:
+      roofcalc op gemm --m 8192 --hw h100
+      roofcalc op attention --seq 8192 --heads 32 --kv-heads 8 --causal --impl flash
+      roofcalc op decode --model llama-3.1-8b --batch 1 --context 1024
+      roofcalc op --list
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if list_:
+        _list_ops(as_json)
+        return
+    if as_json:
+        raise InputClickError("--json needs --list (or an op: roofcalc op NAME ... --json)")
+    click.echo(ctx.get_help())
+    ctx.exit(2)
+
+
+@click.group("compare", cls=CompareGroup)
+def compare_group() -> None:
+    """One op on several GPUs side by side; the fastest is marked.
+
+    \b
+    Example:
+      roofcalc compare gemm --m 8192 --hw h100,h200,a100,b200,m3-max
+    """
+
+
+@click.group("sweep", cls=SweepGroup)
+def sweep_group() -> None:
+    """Sweep one parameter over a range; say where the op turns compute-bound.
+
+    A..B means powers of two from A (B included); --steps N gives N log-spaced points,
+    --linear linear ones.
+
+    \b
+    Examples:
+      roofcalc sweep gemm --m 1..16384 --hw h100
+      roofcalc sweep decode --model llama-3.1-8b --batch 1..512 --hw h100,h200
+    """
+
+
+__all__ = ["compare_group", "op_group", "sweep_group"]
