@@ -1,0 +1,613 @@
+#!/usr/bin/env python3
+"""Time roofcalc's single ops (dot, gemv, gemm, softmax, layernorm, attention) through PyTorch.
+
+Stand-alone: needs only torch and the standard library (it runs on GPU machines that
+have neither roofcalc nor pydantic). Each case is one PyTorch call, timed with CUDA
+events around the call after an L2 flush, checked once against a float64 reference on a
+slice, and written to a JSON file that is rewritten atomically after every case.
+
+    python validation/bench/ops_bench.py --out ops.json              # ~100 cases on cuda:0
+    python validation/bench/ops_bench.py --only '^gemm-bf16' --out g.json
+    python validation/bench/ops_bench.py --device cpu --smoke --out /tmp/ops.json
+
+Case "params" use roofcalc's parameter names (ops/*.yaml) so that each record can be fed
+back to `roofcalc op NAME --param value ...`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+SCHEMA = 1
+DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# Relative-error thresholds for "verified" (norm-wise error against a float64 reference
+# computed from the same, already rounded, inputs).
+TOL = {"fp32": 1e-5, "tf32": 5e-3, "bf16": 3e-2, "fp16": 3e-2}
+ELEM = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
+
+FLUSH_BYTES = 256 << 20           # L2 flush buffer (H100/H200 L2 is 50 MB: > 2x L2)
+SMOKE_FLUSH_BYTES = 8 << 20
+TARGET_TIMED_S = 0.5              # cap on timed work per case (reps x op time)
+MIN_REPS, MAX_REPS, WARMUP = 5, 50, 3
+MEM_SAFETY = 0.85                 # use at most this fraction of the free device memory
+
+
+# --------------------------------------------------------------------------- helpers
+# (llm_bench.py has copies of these: each script must run alone.)
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def device_info(dev: torch.device) -> dict[str, Any]:
+    if dev.type == "cuda":
+        p = torch.cuda.get_device_properties(dev)
+        return {
+            "name": p.name,
+            "cc": f"{p.major}.{p.minor}",
+            "sm_count": p.multi_processor_count,
+            "l2_bytes": getattr(p, "L2_cache_size", None),
+            "total_mem_bytes": p.total_memory,
+        }
+    return {"name": platform.processor() or platform.machine() or "cpu", "cc": None,
+            "sm_count": None, "l2_bytes": None, "total_mem_bytes": None,
+            "cpu_threads": torch.get_num_threads()}
+
+
+def driver_version() -> str | None:
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = r.stdout.strip().splitlines()
+    return lines[0].strip() if r.returncode == 0 and lines else None
+
+
+ENV_PREFIXES = ("NCCL_", "TORCH_", "PYTORCH_", "CUDA_", "NVSHMEM_", "CUBLAS", "CUDNN")
+ENV_ALWAYS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+              "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS")
+
+
+def selected_env() -> dict[str, str | None]:
+    env: dict[str, str | None] = {k: os.environ.get(k) for k in ENV_ALWAYS}
+    env.update({k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)})
+    return dict(sorted(env.items()))
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Linear-interpolated percentile, q in [0, 100]."""
+    s = sorted(xs)
+    if len(s) == 1:
+        return s[0]
+    pos = (len(s) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def short_err(e: BaseException) -> str:
+    msg = f"{type(e).__name__}: {e}".strip()
+    return msg if len(msg) <= 600 else msg[:600] + " ..."
+
+
+# --------------------------------------------------------------------------- cases
+# A case is a dict: label, op, dtype, params (roofcalc names), mem (bytes it needs, an
+# estimate used to skip what cannot fit) and build: a function of the device that
+# allocates the inputs and returns (fn, check, impl, ctx). fn runs the op and returns
+# its output; check(out) returns the relative error against a float64 reference;
+# ctx() is a context manager entered around warm-up, timing and the check (the TF32
+# switch, the SDPA backend).
+
+Build = Callable[[torch.device], tuple[Callable[[], Any], Callable[[Any], float], str,
+                                       Callable[[], Any]]]
+
+
+def rnd(shape: tuple[int, ...], dtype: torch.dtype, dev: torch.device) -> torch.Tensor:
+    # Random inputs (never zeros), generated directly in the target dtype on the device.
+    return torch.randn(shape, dtype=dtype, device=dev)
+
+
+def rel_norm_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out = out.double()
+    ref = ref.double()
+    den = ref.norm().item()
+    return (out - ref).norm().item() / (den if den > 0 else 1.0)
+
+
+@contextlib.contextmanager
+def tf32_mode(enabled: bool):
+    """Set torch.backends.cuda.matmul.allow_tf32 for the case and restore it after."""
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+
+
+def dot_case(n: int, dt: str) -> dict[str, Any]:
+    def build(dev: torch.device):
+        x, y = rnd((n,), DTYPES[dt], dev), rnd((n,), DTYPES[dt], dev)
+
+        def fn():
+            return torch.dot(x, y)
+
+        def check(out):
+            # A dot of random vectors cancels: scale the error by sum |x_i y_i| (the
+            # condition-aware denominator) instead of by |result|. float64 in chunks.
+            ref = 0.0
+            mag = 0.0
+            for i in range(0, n, 1 << 24):
+                p = x[i:i + (1 << 24)].double() * y[i:i + (1 << 24)].double()
+                ref += p.sum().item()
+                mag += p.abs().sum().item()
+            return abs(out.double().item() - ref) / max(mag, 1e-300)
+
+        return fn, check, "torch.dot(x, y)", lambda: tf32_mode(False)
+
+    return {"label": f"dot-{dt}-{n}", "op": "dot", "dtype": dt, "params": {"n": n},
+            "mem": 2 * n * ELEM[dt], "build": build}
+
+
+def gemv_case(m: int, n: int, dt: str) -> dict[str, Any]:
+    def build(dev: torch.device):
+        a, x = rnd((m, n), DTYPES[dt], dev), rnd((n,), DTYPES[dt], dev)
+
+        def fn():
+            return torch.mv(a, x)
+
+        def check(out):
+            r = min(m, 512)
+            return rel_norm_err(out[:r], a[:r].double() @ x.double())
+
+        return fn, check, "torch.mv(A, x), A (m, n) contiguous", lambda: tf32_mode(False)
+
+    return {"label": f"gemv-{dt}-{m}x{n}", "op": "gemv", "dtype": dt, "params": {"m": m, "n": n},
+            "mem": (m * n + n + m) * ELEM[dt], "build": build}
+
+
+def gemm_case(m: int, n: int, k: int, dt: str) -> dict[str, Any]:
+    def build(dev: torch.device):
+        a, b = rnd((m, k), DTYPES[dt], dev), rnd((k, n), DTYPES[dt], dev)
+
+        def fn():
+            return torch.matmul(a, b)
+
+        def check(out):
+            r, c = min(m, 128), min(n, 256)
+            return rel_norm_err(out[:r, :c], a[:r].double() @ b[:, :c].double())
+
+        tf32 = dt == "tf32"
+        impl = f"torch.matmul(a (m,k), b (k,n)) contiguous, allow_tf32={tf32}"
+        return fn, check, impl, lambda: tf32_mode(tf32)
+
+    return {"label": f"gemm-{dt}-{m}x{n}x{k}", "op": "gemm", "dtype": dt,
+            "params": {"m": m, "n": n, "k": k},
+            "mem": (m * k + k * n + m * n) * ELEM[dt], "build": build}
+
+
+def softmax_case(rows: int, cols: int, dt: str) -> dict[str, Any]:
+    def build(dev: torch.device):
+        x = rnd((rows, cols), DTYPES[dt], dev)
+
+        def fn():
+            return torch.softmax(x, dim=-1)
+
+        def check(out):
+            r = min(rows, 64)
+            return rel_norm_err(out[:r], torch.softmax(x[:r].double(), dim=-1))
+
+        return fn, check, "torch.softmax(x, dim=-1)", contextlib.nullcontext
+
+    return {"label": f"softmax-{dt}-{rows}x{cols}", "op": "softmax", "dtype": dt,
+            "params": {"rows": rows, "cols": cols, "impl": "torch"},  # impl: ops/softmax.yaml
+            "mem": 2 * rows * cols * ELEM[dt], "build": build}
+
+
+def layernorm_case(rows: int, cols: int, dt: str) -> dict[str, Any]:
+    def build(dev: torch.device):
+        x = rnd((rows, cols), DTYPES[dt], dev)
+        w = 1.0 + 0.1 * rnd((cols,), DTYPES[dt], dev)
+        b = 0.1 * rnd((cols,), DTYPES[dt], dev)
+
+        def fn():
+            return F.layer_norm(x, (cols,), w, b)
+
+        def check(out):
+            r = min(rows, 64)
+            ref = F.layer_norm(x[:r].double(), (cols,), w.double(), b.double())
+            return rel_norm_err(out[:r], ref)
+
+        return fn, check, "F.layer_norm(x, (cols,), weight, bias), eps 1e-5", contextlib.nullcontext
+
+    return {"label": f"layernorm-{dt}-{rows}x{cols}", "op": "layernorm", "dtype": dt,
+            "params": {"rows": rows, "cols": cols}, "mem": 2 * rows * cols * ELEM[dt],
+            "build": build}
+
+
+SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
+
+
+def sdpa_default_backend(q, k, v, causal: bool, gqa: bool) -> str:
+    """Which backend F.scaled_dot_product_attention picks by default for these inputs."""
+    try:
+        i = torch._fused_sdp_choice(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=causal,
+                                    scale=None, enable_gqa=gqa)
+        return SDPA_NAMES.get(int(i), str(i))
+    except Exception as e:
+        return f"unknown ({type(e).__name__})"
+
+
+def attention_ref_err(q, k, v, out, causal: bool) -> float:
+    """float64 reference on a slice: batch 0, first and last head, the last <= 32 queries."""
+    _, h, s, d = q.shape
+    hk, skv = k.shape[1], k.shape[2]
+    g = h // hk
+    heads = sorted({0, h - 1})
+    rows = torch.arange(max(0, s - 32), s, device=q.device)
+    qs = q[0, heads][:, rows].double()                      # (nh, r, d)
+    kh = [hh // g for hh in heads]                          # GQA: head hh reads kv head hh // g
+    ks, vs = k[0, kh].double(), v[0, kh].double()           # (nh, skv, d)
+    sc = qs @ ks.transpose(-1, -2) / math.sqrt(d)
+    if causal:  # top-left aligned, as SDPA's is_causal (our causal cases have seq == kv_seq)
+        cols = torch.arange(skv, device=q.device)
+        sc = sc.masked_fill(cols[None, None, :] > rows[None, :, None], float("-inf"))
+    ref = torch.softmax(sc, dim=-1) @ vs
+    return rel_norm_err(out[0, heads][:, rows], ref)
+
+
+def attention_case(batch: int, heads: int, kv_heads: int, seq: int, kv_seq: int, head_dim: int,
+                   causal: bool, impl: str, dt: str = "bf16", decode: bool = False) -> dict[str, Any]:
+    e = ELEM[dt]
+    qo = 2 * batch * heads * seq * head_dim * e
+    kv = 2 * batch * kv_heads * kv_seq * head_dim * e
+    if impl == "naive":
+        g = heads // kv_heads
+        # scores, scaled scores, masked scores, probabilities, repeated K and V
+        mem = qo + kv + 4 * batch * heads * seq * kv_seq * e + (kv * g if g > 1 else 0) + seq * kv_seq
+    else:
+        mem = qo + kv
+
+    def build(dev: torch.device):
+        dtype = DTYPES[dt]
+        q = rnd((batch, heads, seq, head_dim), dtype, dev)
+        k = rnd((batch, kv_heads, kv_seq, head_dim), dtype, dev)
+        v = rnd((batch, kv_heads, kv_seq, head_dim), dtype, dev)
+        gqa = kv_heads < heads
+
+        def check(out):
+            return attention_ref_err(q, k, v, out, causal)
+
+        if impl == "flash":
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+
+            def fn():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+            args = f"is_causal={causal}, enable_gqa={gqa}"
+            default = sdpa_default_backend(q, k, v, causal, gqa)
+            try:  # force the flash backend; if it refuses these inputs, take the default
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    fn()
+                return fn, check, (f"F.scaled_dot_product_attention({args}) [backend flash, forced; "
+                                   f"the default would pick {default}]"), \
+                    lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION)
+            except RuntimeError as err:
+                why = str(err).strip().splitlines()[0][:120] if str(err).strip() else type(err).__name__
+                return fn, check, (f"F.scaled_dot_product_attention({args}) [backend {default}, default; "
+                                   f"flash refused: {why}]"), contextlib.nullcontext
+
+        # naive: every intermediate in device memory, as the op file's impl=naive describes
+        g = heads // kv_heads
+        scale = 1.0 / math.sqrt(head_dim)
+        mask = torch.ones(seq, kv_seq, dtype=torch.bool, device=dev).triu(1) if causal else None
+
+        def fn():
+            kk = k.repeat_interleave(g, dim=1) if g > 1 else k
+            vv = v.repeat_interleave(g, dim=1) if g > 1 else v
+            s = q @ kk.transpose(-1, -2) * scale
+            if mask is not None:
+                s = s.masked_fill(mask, float("-inf"))
+            p = torch.softmax(s, dim=-1)
+            return p @ vv
+
+        parts = (["k,v repeat_interleave to heads"] if g > 1 else []) + \
+            ["s = q @ k^T * scale"] + (["masked_fill(-inf) precomputed mask"] if causal else []) + \
+            ["p = softmax(s, -1)", "o = p @ v"]
+        return fn, check, "naive: " + "; ".join(parts), contextlib.nullcontext
+
+    kind = "decode" if decode else impl
+    tag = f"b{batch}h{heads}kv{kv_heads}"
+    if decode:
+        label = f"attn-decode-{dt}-{tag}-ctx{kv_seq}-d{head_dim}"
+    else:
+        label = f"attn-{kind}-{dt}-{tag}-s{seq}" + (f"-kv{kv_seq}" if kv_seq != seq else "") + \
+            f"-d{head_dim}" + ("-causal" if causal else "")
+    params = {"batch": batch, "heads": heads, "kv_heads": kv_heads, "seq": seq, "kv_seq": kv_seq,
+              "head_dim": head_dim, "causal": causal, "impl": impl}
+    return {"label": label, "op": "attention", "dtype": dt, "params": params, "mem": mem,
+            "build": build}
+
+
+def full_cases() -> list[dict[str, Any]]:
+    cs: list[dict[str, Any]] = []
+    for n in (4096, 65536, 1 << 20, 1 << 24, 1 << 27):
+        for dt in ("fp32", "bf16"):
+            cs.append(dot_case(n, dt))
+    for m, n in ((1024, 1024), (4096, 4096), (8192, 8192), (16384, 16384), (4096, 14336),
+                 (14336, 4096), (128256, 4096)):
+        cs.append(gemv_case(m, n, "bf16"))
+    for m, n in ((4096, 4096), (8192, 8192)):
+        cs.append(gemv_case(m, n, "fp32"))
+    bf16_aligned = [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)] + [
+        (16, 4096, 4096), (64, 4096, 4096), (4096, 4096, 128), (8192, 8192, 1024),
+        (2304, 2304, 8192), (3072, 3072, 3072), (5120, 5120, 5120), (1536, 1536, 12288),
+        (128, 128, 65536), (4096, 14336, 4096), (4096, 4096, 14336), (2048, 128256, 4096),
+        (8192, 128256, 4096), (1000, 1000, 1000)]   # 1000 is a multiple of 8: aligned control
+    bf16_odd = [(10007, 4096, 4096), (4095, 4096, 4096), (4096, 4096, 4095), (6143, 6145, 6147),
+                (1001, 1001, 1001), (4097, 4097, 4097), (8191, 8191, 8191), (127, 4096, 4096)]
+    for mnk in bf16_aligned + bf16_odd:
+        cs.append(gemm_case(*mnk, "bf16"))
+    for mnk in ((4096, 4096, 4096), (8192, 8192, 8192), (4095, 4096, 4096)):
+        cs.append(gemm_case(*mnk, "fp16"))
+    for mnk in ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (16, 4096, 4096),
+                (16, 8192, 8192), (4097, 4097, 4097)):
+        cs.append(gemm_case(*mnk, "fp32"))
+    for mnk in ((4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 8192)):
+        cs.append(gemm_case(*mnk, "tf32"))
+    for rc in ((1, 32000), (1, 128000), (1, 1024), (16, 65536), (128, 32768), (1024, 32000),
+               (4096, 32000), (4096, 128000), (8192, 1024), (32768, 4096), (65536, 256),
+               (2048, 131072)):
+        cs.append(softmax_case(*rc, "bf16"))
+    for rc in ((4096, 32000), (1, 32000), (8192, 1024)):
+        cs.append(softmax_case(*rc, "fp32"))
+    for rc in ((1, 4096), (1, 1024), (32, 4096), (4096, 4096), (16384, 8192), (8192, 1024),
+               (65536, 1024), (2048, 16384)):
+        cs.append(layernorm_case(*rc, "bf16"))
+    for rc in ((4096, 4096), (1, 4096)):
+        cs.append(layernorm_case(*rc, "fp32"))
+    for b, h, hk, s, c in ((1, 32, 8, 1024, False), (1, 32, 8, 4096, False), (1, 32, 8, 4096, True),
+                           (1, 32, 8, 8192, True), (4, 32, 32, 2048, True), (8, 16, 16, 512, False),
+                           (1, 64, 8, 16384, True)):
+        cs.append(attention_case(b, h, hk, s, s, 128, c, "flash"))
+    cs.append(attention_case(2, 16, 16, 4096, 4096, 64, True, "flash"))
+    for b, h, hk, s, c in ((1, 32, 32, 1024, False), (1, 32, 8, 2048, True), (1, 16, 16, 4096, False),
+                           (4, 8, 8, 1024, False)):
+        cs.append(attention_case(b, h, hk, s, s, 128, c, "naive"))
+    # decode attention: one query against a long KV cache (causal is meaningless at seq=1)
+    for b, h, hk, ctx in ((1, 32, 8, 4096), (1, 32, 8, 32768), (16, 32, 8, 4096), (64, 32, 8, 2048),
+                          (8, 64, 8, 16384)):
+        cs.append(attention_case(b, h, hk, 1, ctx, 128, False, "flash", decode=True))
+    return cs
+
+
+def smoke_cases() -> list[dict[str, Any]]:
+    """Tiny shapes covering every op, dtype and code path (odd sizes, GQA, causal, decode)."""
+    cs = [dot_case(4096, "fp32"), dot_case(1 << 20, "bf16"),
+          gemv_case(256, 256, "bf16"), gemv_case(255, 129, "fp32"),
+          gemm_case(128, 128, 128, "bf16"), gemm_case(127, 129, 131, "bf16"),
+          gemm_case(64, 256, 4096, "bf16"), gemm_case(128, 128, 128, "fp16"),
+          gemm_case(129, 127, 125, "fp32"), gemm_case(128, 128, 256, "tf32"),
+          softmax_case(1, 32000, "bf16"), softmax_case(33, 1001, "fp32"),
+          layernorm_case(1, 1024, "bf16"), layernorm_case(65, 4096, "fp32"),
+          attention_case(1, 8, 2, 256, 256, 64, True, "flash"),
+          attention_case(2, 4, 4, 128, 128, 32, False, "flash"),
+          attention_case(1, 8, 2, 256, 256, 64, True, "naive"),
+          attention_case(1, 4, 4, 128, 128, 64, False, "naive"),
+          attention_case(2, 8, 2, 1, 1024, 64, False, "flash", decode=True)]
+    return cs
+
+
+# --------------------------------------------------------------------------- timing
+
+class Timer:
+    """CUDA: events around the op after an L2 flush. CPU: perf_counter (smoke tests)."""
+
+    def __init__(self, dev: torch.device, flush_bytes: int):
+        self.dev = dev
+        self.cuda = dev.type == "cuda"
+        # A separate buffer, written before every rep: evicts the op's inputs from L2.
+        self.flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device=dev)
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize(self.dev)
+
+    def wall(self, fn: Callable[[], Any]) -> float:
+        self.sync()
+        t0 = time.perf_counter()
+        fn()
+        self.sync()
+        return time.perf_counter() - t0
+
+    def reps(self, fn: Callable[[], Any], n: int) -> list[float]:
+        if not self.cuda:
+            out = []
+            for _ in range(n):
+                self.flush.zero_()
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+            return out
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        self.sync()
+        for i in range(n):
+            self.flush.zero_()      # enqueued before the start event: not timed
+            starts[i].record()
+            fn()
+            ends[i].record()
+        self.sync()
+        return [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends, strict=True)]
+
+
+def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str, Any]:
+    rec: dict[str, Any] = {"op": case["op"], "dtype": case["dtype"], "params": case["params"],
+                           "label": case["label"]}
+    fn, check, impl, ctx = case["build"](dev)
+    rec["impl"] = impl
+    with torch.no_grad(), ctx():
+        if dev.type == "cuda":
+            rec["allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
+        fn()                                    # warm-up 1 (library init, heuristics)
+        t_est = timer.wall(fn)                  # warm-up 2, timed by the wall clock
+        for _ in range(max(0, WARMUP - 2)):
+            fn()
+        n = max(MIN_REPS, min(MAX_REPS, int(TARGET_TIMED_S / max(t_est, 1e-7))))
+        times = timer.reps(fn, n)
+        out = fn()
+        timer.sync()
+        err = float(check(out))
+    del out
+    rec.update({
+        "median_s": percentile(times, 50), "p10_s": percentile(times, 10),
+        "p90_s": percentile(times, 90), "min_s": min(times), "reps": len(times),
+        "times_s": [round(t, 9) for t in times],
+        "rel_err": err, "verified": bool(err <= TOL[case["dtype"]]),
+        "tolerance": TOL[case["dtype"]],
+    })
+    return rec
+
+
+def free_bytes(dev: torch.device) -> int | None:
+    if dev.type != "cuda":
+        return None
+    torch.cuda.empty_cache()
+    free, _total = torch.cuda.mem_get_info(dev)
+    return int(free)
+
+
+def fmt_t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f}us"
+    return f"{s * 1e3:.3f}ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="ops.json", help="JSON output file (rewritten after each case)")
+    ap.add_argument("--budget-s", type=float, default=240.0,
+                    help="stop starting new cases after this many seconds (default 240)")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--smoke", action="store_true", help="tiny shapes, every code path (CPU test)")
+    ap.add_argument("--only", default=None, help="regular expression on the case labels")
+    ap.add_argument("--list", action="store_true", help="print the case labels and exit")
+    args = ap.parse_args(argv)
+
+    cases = smoke_cases() if args.smoke else full_cases()
+    labels = [c["label"] for c in cases]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        sys.exit(f"duplicate case labels: {dup}")
+    if args.only:
+        rx = re.compile(args.only)
+        cases = [c for c in cases if rx.search(c["label"])]
+    if args.list:
+        for c in cases:
+            print(c["label"])
+        print(f"{len(cases)} cases")
+        return 0
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda but torch.cuda.is_available() is False (use --device cpu --smoke)")
+    dev = torch.device("cuda", torch.cuda.current_device()) if args.device == "cuda" else torch.device("cpu")
+    torch.manual_seed(0)
+
+    result: dict[str, Any] = {
+        "schema": SCHEMA, "kind": "ops", "date": utc_now(),
+        "command": shlex.join(sys.argv if argv is None else ["ops_bench.py", *argv]),
+        "python_executable": sys.executable,
+        "device": device_info(dev), "driver": driver_version(), "torch": torch.__version__,
+        "cuda": torch.version.cuda, "python": platform.python_version(), "env": selected_env(),
+        "settings": {"budget_s": args.budget_s, "smoke": args.smoke, "only": args.only,
+                     "target_timed_s": TARGET_TIMED_S, "min_reps": MIN_REPS, "max_reps": MAX_REPS,
+                     "warmup": WARMUP, "flush_bytes": SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES,
+                     "timing": ("cuda events around each call, L2 flushed before each rep"
+                                if dev.type == "cuda" else "time.perf_counter (cpu)"),
+                     "rel_err": ("norm-wise |out - ref| / |ref| on a slice, ref in float64 from the "
+                                 "same inputs; dot: |out - ref| / sum|x_i y_i|")},
+        "cases": [], "skipped": [],
+    }
+    if dev.type == "cuda":
+        result["cudnn"] = torch.backends.cudnn.version()
+    write_json_atomic(args.out, result)
+
+    timer = Timer(dev, SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES)
+    t_start = time.perf_counter()
+    print(f"# ops_bench: {len(cases)} cases on {result['device']['name']}, torch {torch.__version__}, "
+          f"budget {args.budget_s:.0f}s -> {args.out}", flush=True)
+    print(f"{'label':<46} {'median':>10} {'p10':>10} {'p90':>10} {'reps':>4} {'rel_err':>8}  ok",
+          flush=True)
+    n_ok = n_bad = n_fail = 0
+    for i, case in enumerate(cases):
+        elapsed = time.perf_counter() - t_start
+        if elapsed > args.budget_s:
+            for c in cases[i:]:
+                result["skipped"].append({"label": c["label"], "reason": f"budget ({args.budget_s:.0f}s) spent"})
+            print(f"# budget spent after {elapsed:.0f}s: {len(cases) - i} cases skipped", flush=True)
+            break
+        free = free_bytes(dev)
+        if free is not None and case["mem"] > MEM_SAFETY * free:
+            why = f"needs ~{case['mem'] / 1e9:.2f} GB, {free / 1e9:.2f} GB free"
+            result["skipped"].append({"label": case["label"], "reason": f"memory: {why}"})
+            print(f"{case['label']:<46} SKIPPED ({why})", flush=True)
+            write_json_atomic(args.out, result)
+            continue
+        t0 = time.perf_counter()
+        try:
+            rec = run_case(case, dev, timer)
+            ok = rec["verified"]
+            n_ok += ok
+            n_bad += not ok
+            print(f"{case['label']:<46} {fmt_t(rec['median_s']):>10} {fmt_t(rec['p10_s']):>10} "
+                  f"{fmt_t(rec['p90_s']):>10} {rec['reps']:>4} {rec['rel_err']:>8.1e}  "
+                  f"{'ok' if ok else 'BAD'}", flush=True)
+        except Exception as e:
+            n_fail += 1
+            rec = {"op": case["op"], "dtype": case["dtype"], "params": case["params"],
+                   "label": case["label"], "impl": None, "median_s": None, "p10_s": None,
+                   "p90_s": None, "min_s": None, "reps": 0, "rel_err": None, "verified": False,
+                   "error": short_err(e), "traceback": traceback.format_exc(limit=4)[-2000:]}
+            print(f"{case['label']:<46} ERROR {short_err(e)[:160]}", flush=True)
+        rec["case_wall_s"] = round(time.perf_counter() - t0, 3)
+        result["cases"].append(rec)
+        write_json_atomic(args.out, result)
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+    result["total_wall_s"] = round(time.perf_counter() - t_start, 2)
+    write_json_atomic(args.out, result)
+    print(f"# done in {result['total_wall_s']:.1f}s: {n_ok} verified, {n_bad} above tolerance, "
+          f"{n_fail} failed, {len(result['skipped'])} skipped -> {args.out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
