@@ -407,6 +407,57 @@ def full_cases() -> list[dict[str, Any]]:
     return cs
 
 
+def random_cases(n: int, seed: int) -> list[dict[str, Any]]:
+    """A seeded hold-out set: shapes drawn at random (log-uniform sizes, some odd) for every op,
+    so the expected-time model can be checked on cases it was not tuned on."""
+    import random
+
+    rng = random.Random(seed)
+
+    def size(lo: int, hi: int, odd_share: float = 0.25) -> int:
+        v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
+        if rng.random() >= odd_share:
+            v = max(8, v // 8 * 8)
+        return max(lo, v)
+
+    kinds = ["dot", "gemv", "gemm", "gemm", "gemm", "softmax", "layernorm", "flash", "naive", "decode"]
+    cs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    while len(cs) < n:
+        kind = rng.choice(kinds)
+        if kind == "dot":
+            c = dot_case(size(1024, 1 << 27, 0.0), rng.choice(("fp32", "bf16")))
+        elif kind == "gemv":
+            c = gemv_case(size(512, 65536), size(512, 16384), rng.choice(("bf16", "bf16", "fp32")))
+        elif kind == "gemm":
+            dt = rng.choice(("bf16", "bf16", "bf16", "fp16", "fp32", "tf32"))
+            hi = 8192 if dt in ("bf16", "fp16") else 4096
+            c = gemm_case(size(16, hi), size(64, hi), size(64, hi), dt)
+        elif kind == "softmax":
+            c = softmax_case(size(1, 16384, 0.0), size(256, 131072), rng.choice(("bf16", "bf16", "fp32")))
+        elif kind == "layernorm":
+            c = layernorm_case(size(1, 32768, 0.0), rng.choice((1024, 2048, 3072, 4096, 5120, 8192, 12288)),
+                               rng.choice(("bf16", "bf16", "fp32")))
+        elif kind == "flash":
+            hk = rng.choice((8, 16, 32))
+            h = hk * rng.choice((1, 2, 4))
+            s = rng.choice((512, 1024, 2048, 3072, 4096, 8192))
+            c = attention_case(rng.choice((1, 2, 4)), h, hk, s, s, rng.choice((64, 128)), rng.random() < 0.6, "flash")
+        elif kind == "naive":
+            h = rng.choice((8, 16, 32))
+            s = rng.choice((512, 1024, 2048))
+            c = attention_case(rng.choice((1, 2)), h, h, s, s, 128, rng.random() < 0.5, "naive")
+        else:
+            c = attention_case(rng.choice((1, 2, 4, 8, 16, 32)), 32, 8, 1, size(512, 32768, 0.0), 128, False,
+                               "flash", decode=True)
+        if c["label"] in seen:
+            continue
+        seen.add(c["label"])
+        c["label"] = "rand-" + c["label"]
+        cs.append(c)
+    return cs
+
+
 def smoke_cases() -> list[dict[str, Any]]:
     """Tiny shapes covering every op, dtype and code path (odd sizes, GQA, causal, decode)."""
     cs = [dot_case(4096, "fp32"), dot_case(1 << 20, "bf16"),
@@ -520,9 +571,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="tiny shapes, every code path (CPU test)")
     ap.add_argument("--only", default=None, help="regular expression on the case labels")
     ap.add_argument("--list", action="store_true", help="print the case labels and exit")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="N seeded random cases (a hold-out set) instead of the fixed plan")
+    ap.add_argument("--seed", type=int, default=1, help="seed of --random")
     args = ap.parse_args(argv)
 
-    cases = smoke_cases() if args.smoke else full_cases()
+    cases = smoke_cases() if args.smoke else random_cases(args.random, args.seed) if args.random else full_cases()
     labels = [c["label"] for c in cases]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
