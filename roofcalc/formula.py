@@ -8,6 +8,14 @@ Allowed: integer and decimal numbers, string constants (for comparisons such as
 Arithmetic is exact: integers stay integers and ``/`` gives a ``Fraction``, so
 FLOP and byte counts are exact however large they get. ``sqrt`` and ``log2``
 return floats.
+
+Bounded, so that no formula can hang or exhaust memory: at most ``MAX_CHARS``
+characters, ``MAX_NODES`` syntax-tree nodes and ``MAX_DEPTH`` levels of nesting
+(checked when the file is loaded, iteratively, before anything recurses); while
+evaluating, a power is refused before it is computed when its result would have more
+than ``MAX_BITS`` bits, every exact result is held to ``MAX_BITS`` (so it always prints:
+Python converts at most 4,300 digits to text), and every float result must be finite
+and real.
 """
 
 from __future__ import annotations
@@ -21,7 +29,11 @@ from typing import Any, Union
 Number = Union[int, Fraction, float]  # noqa: UP007 - a runtime alias, kept for Python 3.10
 Value = Union[int, Fraction, float, str, bool]  # noqa: UP007
 
-MAX_EXPONENT = 256
+MAX_EXPONENT = 256  # exact powers; a larger exponent of a fraction is computed in floating point
+MAX_CHARS = 2000  # characters of one formula
+MAX_NODES = 1000  # syntax-tree nodes of one formula (the largest shipped formula has 71)
+MAX_DEPTH = 100  # nesting of the syntax tree (the deepest shipped formula has 13)
+MAX_BITS = 10_000  # bits of an exact value (numerator and denominator each): about 3,000 digits
 
 
 class FormulaError(Exception):
@@ -93,12 +105,15 @@ class Formula:
         if not isinstance(text, str) or not text.strip():
             raise FormulaError("empty formula")
         self.text = text.strip()
-        if len(self.text) > 2000:
-            raise FormulaError("formula is longer than 2000 characters")
+        if len(self.text) > MAX_CHARS:
+            raise FormulaError(f"formula is longer than {MAX_CHARS} characters ({len(self.text)})")
         try:
             tree = ast.parse(self.text, mode="eval")
         except SyntaxError as e:
-            raise FormulaError(f"syntax error in {self.text!r}: {e.msg}") from None
+            raise FormulaError(f"syntax error in {_clip(self.text)!r}: {e.msg}") from None
+        except (RecursionError, MemoryError, ValueError):  # the parser's own limits on nesting
+            raise FormulaError(f"formula {_clip(self.text)!r} is nested too deeply") from None
+        _check_size(tree.body, self.text)
         allowed = set(names)
         used: set[str] = set()
         _check(tree.body, allowed, used)
@@ -112,17 +127,64 @@ class Formula:
         try:
             return _eval(self.tree, env)
         except ZeroDivisionError:
-            raise EvalError(f"division by zero in {self.text!r}") from None
+            raise EvalError(f"division by zero in {_clip(self.text)!r}") from None
         except OverflowError:
-            raise EvalError(f"number too large in {self.text!r}") from None
-        except TypeError as e:
-            raise EvalError(f"cannot evaluate {self.text!r}: {e}") from None
+            raise EvalError(f"number too large in {_clip(self.text)!r}") from None
+        except (TypeError, ValueError) as e:
+            raise EvalError(f"cannot evaluate {_clip(self.text)!r}: {_clip(e, 80)}") from None
+        except RecursionError:  # not reached with MAX_DEPTH; kept so that it can never escape
+            raise EvalError(f"formula {_clip(self.text)!r} is nested too deeply") from None
+
+
+def _clip(text: object, width: int = 60) -> str:
+    s = str(text)
+    return s if len(s) <= width else s[:width] + "..."
+
+
+def _check_size(root: ast.AST, text: str) -> None:
+    """Count nodes and depth without recursion (a 2,000-character formula can nest 2,000 deep)."""
+    nodes = 0
+    stack: list[tuple[ast.AST, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise FormulaError(f"formula {_clip(text)!r} has more than {MAX_NODES} parts")
+        if depth > MAX_DEPTH:
+            raise FormulaError(f"formula {_clip(text)!r} nests more than {MAX_DEPTH} levels deep")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _bits(v: Any) -> int:
+    """Size of an exact value: bits of an int, of the larger part of a Fraction; 0 otherwise."""
+    if isinstance(v, bool):
+        return 1
+    if isinstance(v, int):
+        return v.bit_length()
+    if isinstance(v, Fraction):
+        return max(v.numerator.bit_length(), v.denominator.bit_length())
+    return 0
+
+
+def _checked(v: Any, node: ast.AST) -> Value:
+    """Every value the evaluator produces: exact values within MAX_BITS, floats finite and real."""
+    if isinstance(v, complex):
+        raise EvalError(f"{_clip(ast.unparse(node))} is not a real number")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise EvalError(f"{_clip(ast.unparse(node))} is not a finite number")
+    if _bits(v) > MAX_BITS:
+        raise EvalError(f"{_clip(ast.unparse(node))} is too large: {_bits(v):,} bits (limit {MAX_BITS:,})")
+    return _norm(v)
 
 
 def _check(node: ast.AST, allowed: set[str], used: set[str]) -> None:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float, str)):
-            raise FormulaError(f"constant {node.value!r} is not allowed")
+            raise FormulaError(f"constant {_clip(repr(node.value))} is not allowed")
+        if isinstance(node.value, float) and not math.isfinite(node.value):
+            raise FormulaError(f"constant {_clip(ast.unparse(node))} is out of range (over 1.8e308)")
+        if isinstance(node.value, int) and node.value.bit_length() > MAX_BITS:
+            raise FormulaError(f"constant {_clip(node.value)} is too large (over {MAX_BITS:,} bits)")
         return
     if isinstance(node, ast.Name):
         if node.id in FUNCTIONS:
@@ -191,23 +253,29 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
         b = _eval(node.right, env)
         if isinstance(a, str) or isinstance(b, str):
             raise EvalError("arithmetic on a string")
-        if isinstance(node.op, ast.Pow) and not isinstance(b, bool) and abs(float(b)) > MAX_EXPONENT:
+        if isinstance(node.op, ast.Pow) and not isinstance(b, bool) and (b > MAX_EXPONENT or b < -MAX_EXPONENT):
             # exact powers stay small; a large exponent of a fraction (e.g. the chance that no
             # token picks an expert, (1 - k/E)**tokens) is computed in floating point
             if isinstance(a, int) and abs(a) > 1:
-                raise EvalError(f"exponent {b} is too large")
+                raise EvalError(f"exponent {_clip(b, 20)} is too large")
             try:
-                return math.pow(float(a), float(b))
+                return _checked(math.pow(float(a), float(b)), node)
             except (OverflowError, ZeroDivisionError, ValueError):
-                raise EvalError(f"{a} ** {b} cannot be computed") from None
-        return _norm(_BINOPS[type(node.op)](a, b))
+                raise EvalError(f"{_clip(a, 20)} ** {_clip(b, 20)} cannot be computed") from None
+        if isinstance(node.op, ast.Pow) and isinstance(b, (int, Fraction)) and not isinstance(a, (float, str)):
+            # refuse before computing: ((m**256)**256)**256 would otherwise run for minutes
+            whole = isinstance(b, int) or b.denominator == 1
+            if whole and _bits(a) * abs(int(b)) > MAX_BITS:
+                raise EvalError(f"{_clip(ast.unparse(node))} is too large: about {_bits(a) * abs(int(b)):,} bits "
+                                f"(limit {MAX_BITS:,})")
+        return _checked(_BINOPS[type(node.op)](a, b), node)
     if isinstance(node, ast.UnaryOp):
         v = _eval(node.operand, env)
         if isinstance(node.op, ast.Not):
             return not v
         if isinstance(v, str):
             raise EvalError("arithmetic on a string")
-        return -v if isinstance(node.op, ast.USub) else v
+        return _checked(-v, node) if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BoolOp):
         if isinstance(node.op, ast.And):
             return all(_eval(v, env) for v in node.values)
@@ -225,7 +293,7 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)  # guaranteed by _check
         args = [_eval(a, env) for a in node.args]
-        return _norm(FUNCTIONS[node.func.id](*args))
+        return _checked(FUNCTIONS[node.func.id](*args), node)
     raise EvalError(f"cannot evaluate {type(node).__name__}")
 
 

@@ -9,10 +9,11 @@ under ``unknown:``; the models make every such field optional.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .dtypes import DTYPES
 from .errors import DomainError, InputError, SpecError, suggest
@@ -30,26 +31,98 @@ class Source(_Strict):
     url: str | None = None
 
 
+# Bounds on every figure: no device figure comes near either (peaks are ~1e16 FLOP/s,
+# capacities ~1e12 bytes, the shortest times ~1e-7 s); past them the arithmetic downstream
+# (ridges, times, exact counts) would overflow or divide by almost nothing.
+MAX_FIGURE = 1e30
+MIN_FIGURE = 1e-15
+
+
+def _clip(v: object, width: int = 24) -> str:
+    s = str(v)
+    return s if len(s) <= width else s[:width] + "..."
+
+
+def _number(v: Any) -> Any:
+    """A figure's value as written: a number, never a boolean or a string (no "3.35e12" -> 3.35e12)."""
+    if isinstance(v, bool):
+        raise ValueError(f"expected a number, got {str(v).lower()} (a boolean)")
+    if isinstance(v, str):
+        if not v.isascii():
+            raise ValueError(f"expected a number, got the string {_clip(v)!r} (numbers use the ASCII digits 0-9)")
+        try:
+            float(v)
+        except ValueError:
+            raise ValueError("Input should be a valid number, unable to parse string as a number") from None
+        raise ValueError(f"expected a number, got the string {_clip(v)!r}; write the number without quotes")
+    return v
+
+
+def _whole(v: float | int) -> bool:
+    return isinstance(v, int) or v.is_integer()
+
+
 class Figure(_Strict):
-    """One number with where it came from."""
+    """One number with where it came from: finite, non-negative, within [MIN_FIGURE, MAX_FIGURE] unless 0."""
 
     value: float | int
     source: str
     kind: FigureKind
     note: str | None = None
 
+    @field_validator("value", mode="before")
+    @classmethod
+    def _is_number(cls, v: Any) -> Any:
+        return _number(v)
+
     @model_validator(mode="after")
     def _non_negative(self) -> Figure:
-        if self.value < 0:
-            raise ValueError(f"value must not be negative (got {self.value})")
+        v = self.value
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"value must be a finite number (got {v})")
+        if v < 0:
+            raise ValueError(f"value must not be negative (got {_clip(v)})")
+        if v > MAX_FIGURE:
+            raise ValueError(f"value {_clip(v)} is absurdly large (at most {MAX_FIGURE:g})")
+        if 0 < v < MIN_FIGURE:
+            raise ValueError(f"value {v:g} is absurdly small (a non-zero figure is at least {MIN_FIGURE:g})")
         return self
 
 
+MAX_LIST_FIGURE = 64  # entries of a list figure (shared-memory configurations: 10 on Hopper)
+
+
 class ListFigure(_Strict):
-    value: list[int] = Field(min_length=1)
+    """A list of whole numbers (shared-memory configurations in KiB)."""
+
+    value: list[int] = Field(min_length=1, max_length=MAX_LIST_FIGURE)
     source: str
     kind: FigureKind
     note: str | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _whole_numbers(cls, v: Any) -> Any:
+        if not isinstance(v, list):
+            return v  # pydantic says "Input should be a valid list"
+        out: list[Any] = []
+        for i, x in enumerate(v):
+            try:
+                x = _number(x)
+            except ValueError as e:
+                raise ValueError(f"entry {i}: {e}") from None
+            if isinstance(x, float) and not math.isfinite(x):
+                raise ValueError(f"entry {i}: must be a finite number (got {x})")
+            if isinstance(x, (int, float)):
+                if not _whole(x):
+                    raise ValueError(f"entry {i}: must be a whole number (got {_clip(x)})")
+                if x < 0:
+                    raise ValueError(f"entry {i}: must not be negative (got {_clip(x)})")
+                if x > MAX_FIGURE:
+                    raise ValueError(f"entry {i}: {_clip(x)} is absurdly large")
+                x = int(x)
+            out.append(x)
+        return out
 
 
 class PositiveFigure(Figure):
@@ -60,11 +133,28 @@ class PositiveFigure(Figure):
         return self
 
 
+def _whole_figure(fig: Figure | None, limit: float = MAX_FIGURE) -> Figure | None:
+    """A count or a size in bytes: a whole number (132 or 80.0e9, not 0.001), at most ``limit``."""
+    if fig is None:
+        return fig
+    if not _whole(fig.value):
+        raise ValueError(f"value must be a whole number (got {_clip(fig.value)})")
+    if fig.value > limit:
+        raise ValueError(f"value {_clip(fig.value)} is absurdly large (at most {limit:,})" if isinstance(limit, int)
+                         else f"value {_clip(fig.value)} is absurdly large (at most {limit:g})")
+    return fig
+
+
 class Memory(_Strict):
     type: str
     capacity_bytes: PositiveFigure
     bandwidth_bytes_per_s: PositiveFigure
     bus_width_bits: Figure | None = None
+
+    @field_validator("capacity_bytes", "bus_width_bits")
+    @classmethod
+    def _whole(cls, fig: Figure | None) -> Figure | None:
+        return _whole_figure(fig)
 
 
 class Clocks(_Strict):
@@ -93,6 +183,103 @@ class SMResources(_Strict):
     shared_memory_configs_kib: ListFigure | None = None
     block_barriers_per_sm: PositiveFigure | None = None
 
+    @field_validator("*")
+    @classmethod
+    def _counts(cls, fig: Any, info: ValidationInfo) -> Any:
+        """Every SM resource is a count or a size in bytes: whole, and within what any GPU could have
+        (the bounds also keep the occupancy tables and curves, which step through these ranges, small)."""
+        if isinstance(fig, Figure):
+            return _whole_figure(fig, SM_LIMITS[str(info.field_name)])
+        if isinstance(fig, ListFigure) and max(fig.value) > SM_LIMITS[str(info.field_name)]:
+            raise ValueError(f"value {max(fig.value):,} is absurdly large (at most {SM_LIMITS[str(info.field_name)]:,})")
+        return fig
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SMResources:
+        """Related figures checked against each other, so that no later reason contradicts itself."""
+
+        def v(name: str) -> int | None:
+            fig = getattr(self, name)
+            return None if fig is None else int(fig.value)
+
+        def need(ok: bool, field: str, message: str) -> None:
+            if not ok:
+                raise ValueError(f"{field}: {message}")
+
+        warp, tpb, tpsm = v("warp_size"), v("max_threads_per_block"), v("max_threads_per_sm")
+        if warp is not None:
+            need(warp & (warp - 1) == 0, "warp_size", f"{warp} is not a power of two")
+        if warp is not None and tpb is not None:
+            need(tpb % warp == 0, "max_threads_per_block", f"{tpb:,} is not a multiple of warp_size ({warp})")
+        if warp is not None and tpsm is not None:
+            need(tpsm % warp == 0, "max_threads_per_sm", f"{tpsm:,} is not a multiple of warp_size ({warp})")
+        if tpb is not None and tpsm is not None:
+            need(tpb <= tpsm, "max_threads_per_block", f"{tpb:,} is more than max_threads_per_sm ({tpsm:,})")
+        regs_sm, regs_block = v("registers_per_sm"), v("registers_per_block")
+        unit, max_regs = v("register_allocation_unit"), v("max_registers_per_thread")
+        if regs_sm is not None and unit is not None:
+            need(unit <= regs_sm, "registers_per_sm",
+                 f"{regs_sm:,} is smaller than one warp's allocation (register_allocation_unit {unit:,})")
+        if regs_sm is not None and regs_block is not None:
+            need(regs_block <= regs_sm, "registers_per_block", f"{regs_block:,} is more than registers_per_sm ({regs_sm:,})")
+        file_ = regs_block if regs_block is not None else regs_sm
+        if file_ is not None and max_regs is not None and warp is not None:
+            need(max_regs * warp <= file_, "max_registers_per_thread",
+                 f"one warp at {max_regs} registers a thread needs {max_regs * warp:,}, more than the "
+                 f"{'block' if regs_block is not None else 'SM'}'s {file_:,}")
+        per_sm, per_block = v("shared_memory_per_sm_bytes"), v("shared_memory_per_block_bytes")
+        optin, reserved = v("shared_memory_per_block_optin_bytes"), v("reserved_shared_memory_per_block_bytes")
+        smem_unit = v("shared_memory_allocation_unit_bytes")
+        if per_block is not None and optin is not None:
+            need(per_block <= optin, "shared_memory_per_block_bytes",
+                 f"{per_block:,} is more than shared_memory_per_block_optin_bytes ({optin:,})")
+        block_limit = optin if optin is not None else per_block
+        if per_sm is not None and block_limit is not None:
+            name = "shared_memory_per_block_optin_bytes" if optin is not None else "shared_memory_per_block_bytes"
+            need(block_limit + (reserved or 0) <= per_sm, name,
+                 f"{block_limit:,}" + (f" + {reserved:,} reserved" if reserved else "")
+                 + f" is more than shared_memory_per_sm_bytes ({per_sm:,})")
+        if reserved is not None and block_limit is not None:
+            need(reserved < block_limit, "reserved_shared_memory_per_block_bytes",
+                 f"{reserved:,} leaves nothing of the per-block limit ({block_limit:,})")
+        if smem_unit is not None and block_limit is not None:
+            need(smem_unit <= block_limit, "shared_memory_allocation_unit_bytes",
+                 f"{smem_unit:,} is more than the per-block limit ({block_limit:,})")
+        if self.shared_memory_configs_kib is not None:
+            configs = self.shared_memory_configs_kib.value
+            from itertools import pairwise
+
+            need(all(a < b for a, b in pairwise(configs)), "shared_memory_configs_kib",
+                 "the configurations must be in increasing order")
+            if per_sm is not None:
+                need(configs[-1] * 1024 <= per_sm, "shared_memory_configs_kib",
+                     f"the largest configuration ({configs[-1]:,} KiB) is more than shared_memory_per_sm_bytes "
+                     f"({per_sm:,} B)")
+        return self
+
+
+# The most any GPU could have of each SM resource, about 10-100x today's: past these a file
+# is wrong (a unit slip, a typo), and the occupancy solver would step through absurd ranges.
+SM_LIMITS: dict[str, int] = {
+    "sm_count": 100_000,
+    "warp_size": 1024,
+    "max_threads_per_block": 8192,
+    "max_threads_per_sm": 65536,
+    "max_blocks_per_sm": 1024,
+    "registers_per_sm": 2**22,
+    "registers_per_block": 2**22,
+    "max_registers_per_thread": 4096,
+    "register_allocation_unit": 2**16,
+    "sub_partitions": 64,
+    "shared_memory_per_sm_bytes": 2**30,
+    "shared_memory_per_block_bytes": 2**30,
+    "shared_memory_per_block_optin_bytes": 2**30,
+    "reserved_shared_memory_per_block_bytes": 2**30,
+    "shared_memory_allocation_unit_bytes": 2**20,
+    "shared_memory_configs_kib": 2**20,
+    "block_barriers_per_sm": 4096,
+}
+
 
 class Expected(_Strict):
     """Figures the expected-time model uses (what real kernels achieve), beside the peaks.
@@ -116,6 +303,10 @@ class Expected(_Strict):
     # streaming read, copy: achieved / memory.bandwidth_bytes_per_s of this file
     dram_read_fraction: PositiveFigure | None = None
     dram_copy_fraction: PositiveFigure | None = None
+    # read bandwidth of data resident in L2 (re-reads of rows a kernel just read)
+    l2_bandwidth_bytes_per_s: PositiveFigure | None = None
+    # warp-level mma.sync (FlashAttention-2's instruction), per dtype: achieved / peak of this file
+    mma_sync_fraction: dict[str, PositiveFigure] = {}
     # large library GEMM, per dtype: achieved / peak_flops_per_s[dtype] of this file
     tensor_fraction: dict[str, PositiveFigure] = {}
     # FP32 GEMM on CUDA cores (cuBLAS SGEMM, large): achieved / peak_flops_per_s.fp32
@@ -128,6 +319,14 @@ class Expected(_Strict):
     allreduce_graph_latency_s: PositiveFigure | None = None
     allreduce_bus_bytes_per_s: PositiveFigure | None = None
     p2p_bytes_per_s: PositiveFigure | None = None
+
+    @field_validator("tensor_fraction", "unaligned_tensor_fraction")
+    @classmethod
+    def _dtypes(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
+        for dt in v:
+            if dt not in DTYPES:
+                raise ValueError(f"unknown dtype {_clip(dt)!r}; known: {', '.join(DTYPES)}")
+        return v
 
 
 class Calibration(_Strict):
@@ -166,12 +365,21 @@ class Hardware(_Strict):
     def _check(self) -> Hardware:
         for dt in [*self.peak_flops_per_s, *self.cuda_core_flops_per_s]:
             if dt not in DTYPES:
-                raise ValueError(f"peak_flops_per_s: unknown dtype {dt!r}; known: {', '.join(DTYPES)}")
+                raise ValueError(f"peak_flops_per_s: unknown dtype {_clip(dt)!r}; known: {', '.join(DTYPES)}")
         for path, fig in self.figures():
             if fig.source not in self.sources:
-                raise ValueError(f"{path}: source {fig.source!r} is not listed under sources")
+                raise ValueError(f"{path}: source {_clip(fig.source)!r} is not listed under sources")
         if self.compute_capability is None and self.gpu_family is None:
             raise ValueError("give compute_capability (NVIDIA) or gpu_family (others)")
+        if self.l2_bytes is not None and not _whole(self.l2_bytes.value):
+            raise ValueError(f"l2_bytes: value must be a whole number (got {_clip(self.l2_bytes.value)})")
+        if self.calibration is not None:
+            import re
+
+            base = self.calibration.base
+            if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", base) or base.endswith((".yaml", ".yml")):
+                raise ValueError(f"calibration.base: {_clip(base)!r} is not a hardware id from the registry "
+                                 "(such as h100), and a path is not accepted")
         return self
 
     # ------------------------------------------------------------ helpers

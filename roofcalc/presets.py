@@ -67,21 +67,17 @@ HF_REQUIRED = {
 }
 
 
+MAX_CONFIG_INT = 2**31 - 1  # a model dimension beyond int32 is a corrupt or hostile config
+
+
 def params_from_hf_config(path: str) -> dict[str, int | bool]:
     """Model dimensions from a local Hugging Face config.json (no network)."""
-    import json
-    from pathlib import Path
+    from .specfile import parse_json, read_text
+    from .units import clip
 
-    from .errors import InputError
-    from .specfile import read_text
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such model config")
-    try:
-        cfg = json.loads(read_text(p))
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    # read_text refuses missing, special (FIFO, /dev/zero) and oversized files; parse_json
+    # refuses nesting past 64 levels, 100-digit integers and non-finite numbers, by key path
+    cfg = parse_json(read_text(path, what="model config"), str(path))
     if not isinstance(cfg, dict):
         raise InputError(f"{path}: expected a JSON object")
     if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers keep the LM under text_config
@@ -90,9 +86,11 @@ def params_from_hf_config(path: str) -> dict[str, int | bool]:
     def integer(key: str, minimum: int = 1) -> int:
         v = cfg[key]
         if isinstance(v, bool) or not isinstance(v, int):
-            raise InputError(f"{path}: {key}: expected an integer, got {v!r}")
+            raise InputError(f"{path}: {key}: expected an integer, got {clip(repr(v), 40)}")
         if v < minimum:
-            raise InputError(f"{path}: {key}: must be at least {minimum} (got {v})")
+            raise InputError(f"{path}: {key}: must be at least {minimum} (got {clip(v)})")
+        if v > MAX_CONFIG_INT:
+            raise InputError(f"{path}: {key}: {clip(v)} is absurdly large (at most {MAX_CONFIG_INT:,})")
         return v
 
     missing = [k for k in HF_REQUIRED if k not in cfg]
@@ -116,12 +114,15 @@ def params_from_hf_config(path: str) -> dict[str, int | bool]:
         out["head_dim"] = int(out["hidden"]) // heads
     tie = cfg.get("tie_word_embeddings", False)
     if not isinstance(tie, bool):
-        raise InputError(f"{path}: tie_word_embeddings: expected true or false, got {tie!r}")
+        raise InputError(f"{path}: tie_word_embeddings: expected true or false, got {clip(repr(tie), 40)}")
     out["tie_embeddings"] = tie
     experts_key = next((k for k in ("num_local_experts", "num_experts", "n_routed_experts") if cfg.get(k)), None)
     if experts_key:
         out["experts"] = integer(experts_key)
         out["experts_per_token"] = integer("num_experts_per_tok") if "num_experts_per_tok" in cfg else 2
+        if out["experts_per_token"] > out["experts"]:
+            raise InputError(f"{path}: num_experts_per_tok: {out['experts_per_token']} is more than "
+                             f"{experts_key} ({out['experts']})")
         if "moe_intermediate_size" in cfg:
             out["ffn"] = integer("moe_intermediate_size")
     if cfg.get("max_position_embeddings") is not None:
