@@ -178,7 +178,10 @@ def probe_cmd(quick: bool, hw_name: str | None, save_calibration: str | None, re
         click.echo(f"calibration written to {save_calibration}", err=True)
 
 
-for _command in (op_group, compare_group, sweep_group, roofline_cmd, hw_group, model_group, occupancy_cmd, probe_cmd):
+from .kernels_command import kernels  # noqa: E402
+
+for _command in (op_group, compare_group, sweep_group, roofline_cmd, hw_group, model_group, occupancy_cmd, probe_cmd,
+                 kernels):
     cli.add_command(_command)
 
 __all__ = ["IntType", "SizeType", "cli"]

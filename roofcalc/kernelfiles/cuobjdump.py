@@ -1,0 +1,77 @@
+"""Kernels in ``cuobjdump -res-usage`` (``--dump-resource-usage``) output.
+
+The format (CUDA 12 and 13; one block per embedded cubin)::
+
+    Fatbin elf code:
+    ================
+    arch = sm_90
+    code version = [1,8]
+    host = linux
+    compile_size = 64bit
+
+    Resource usage:
+     Common:
+      GLOBAL:0
+     Function _Z8lb_256_2Pfi:
+      REG:10 STACK:0 SHARED:33792 LOCAL:0 CONSTANT[0]:540 TEXTURE:0 SURFACE:0 SAMPLER:0
+
+SHARED is the size of the cubin's ``.nv.shared.<kernel>`` section: from sm_90 on it includes
+the 1 KiB the runtime reserves per block (measured on an H100 and an H200, CUDA 13.0:
+SHARED:33792 for 32,768 bytes of static shared memory that cudaFuncGetAttributes reports as
+32,768; SHARED:1024 for a kernel with dynamic shared memory only; SHARED:0 for a Triton kernel
+that declares no shared memory at all; the sm_80 code of the same program prints SHARED:32768).
+Run on a cubin, cuobjdump prints no ``arch =`` line. Named barriers are not listed (ptxas -v and
+the cubin have them). Kernels have a CONSTANT[0] bank (their parameters); device functions,
+listed the same way, do not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import InputError
+from .models import KernelInfo
+
+_ARCH = re.compile(r"^\s*arch\s*=\s*sm_(\d+)([a-z]?)\s*$")
+_FUNC = re.compile(r"^\s*Function\s+(.+?):\s*$")
+_FIELD = re.compile(r"([A-Z_]+(?:\[\d+\])?):(\d+)")
+RESERVE_FROM_SM = 90  # nvcc lays the runtime's per-block reserve inside .nv.shared from sm_90 on
+
+
+def parse_cuobjdump(text: str, label: str) -> tuple[list[KernelInfo], list[str]]:
+    kernels: list[KernelInfo] = []
+    notes: list[str] = []
+    arch: int | None = None
+    suffix = ""
+    pending: str | None = None
+    device_functions = 0
+    for line in text.splitlines():
+        if m := _ARCH.match(line):
+            arch, suffix = int(m.group(1)), m.group(2)
+        elif m := _FUNC.match(line):
+            if pending is not None:
+                raise InputError(f"{label}: truncated cuobjdump output: no resource line for {pending}")
+            pending = m.group(1).strip()
+        elif pending is not None and "REG:" in line:
+            fields = {k: int(v) for k, v in _FIELD.findall(line)}
+            if "CONSTANT[0]" not in fields:
+                device_functions += 1
+                pending = None
+                continue
+            shared = fields.get("SHARED", 0)
+            kernels.append(KernelInfo(
+                name=pending, display=pending, format="cuobjdump", arch=arch, arch_suffix=suffix,
+                registers=fields.get("REG"), smem_reported_bytes=shared,
+                smem_reserve_included=None if arch is None else arch >= RESERVE_FROM_SM,
+                stack_frame_bytes=fields.get("STACK"), local_bytes=fields.get("LOCAL")))
+            pending = None
+    if pending is not None:
+        raise InputError(f"{label}: truncated cuobjdump output: no resource line for {pending}")
+    if any(k.arch is None for k in kernels):
+        notes.append("no 'arch =' line (cuobjdump of a cubin): the architecture is taken to be the hardware's")
+    if kernels:
+        notes.append("cuobjdump lists no named barriers: on CC 9.0 and later a kernel using more than two fits fewer "
+                     "blocks than shown here (ptxas -v and the cubin have the count)")
+    if device_functions:
+        notes.append(f"{device_functions} device function(s) skipped (no CONSTANT[0] parameter bank: not kernels)")
+    return kernels, notes
