@@ -1,0 +1,66 @@
+"""The kernels one decode step and one prefill launch, per engine, with their launch shapes.
+
+Builds llm_bench.py's model with two layers (so the per-layer kernels are separated from the
+embedding and LM head), runs a warm step, then profiles one step with torch.profiler and
+records every CUDA kernel: name, grid, block, registers, shared memory, duration. These are
+the facts the decode/prefill kernel lists of the expected-time model are read from.
+
+    python validation/bench/llm_kernels.py --out llm-kernels.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel_shapes  # noqa: E402
+import llm_bench  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="llm-kernels.json")
+    ap.add_argument("--model", default="llama-3.1-8b")
+    ap.add_argument("--layers", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    llm_bench.configure_compile()
+    d = llm_bench.Dist("cuda")
+    cfg = dict(llm_bench.MODELS[args.model])
+    cfg["layers"] = args.layers
+    model = llm_bench.Model(args.model, cfg, d)
+    records = []
+    t0 = time.time()
+    for phase, b, n in (("decode", 1, 1024), ("decode", 32, 1024), ("prefill", 1, 1024)):
+        for engine in ("eager", "compiled"):
+            rec = {"model": args.model, "layers": args.layers, "phase": phase, "engine": engine, "batch": b,
+                   ("context" if phase == "decode" else "seq"): n}
+            try:
+                step, info, _state = llm_bench.make_step(model, phase, engine, b, n, "inductor")
+                for _ in range(3):
+                    step()
+                torch.cuda.synchronize()
+                rec["kernels"] = kernel_shapes.kernels_of(step, d.dev)
+                rec["sdpa_backend"] = info.get("sdpa_backend")
+            except Exception as e:  # keep going
+                rec["error"] = f"{type(e).__name__}: {e}"[:300]
+            records.append(rec)
+            ks = rec.get("kernels", [])
+            print(f"{phase} b{b} {engine}: {len(ks)} kernels, {sum(k['duration_s'] for k in ks) * 1e3:.3f} ms",
+                  flush=True)
+            for k in ks:
+                print(f"   {k['name'][:90]:90s} g{k.get('grid')} b{k.get('block')} {k['duration_s'] * 1e6:8.1f} us")
+    doc = {"schema": 1, "kind": "llm-kernels", "date": llm_bench.utc_now(), "command": " ".join(sys.argv),
+           "device": llm_bench.device_info(d.dev), "torch": torch.__version__, "cases": records,
+           "wall_s": time.time() - t0}
+    llm_bench.write_json_atomic(args.out, doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
