@@ -298,6 +298,8 @@ class Expected(_Strict):
     torch_op_floor_s: PositiveFigure | None = None
     # a dependent load that misses L2 (pointer chase over a buffer far larger than L2)
     dram_latency_s: PositiveFigure | None = None
+    # a dependent load that hits L2 (pointer chase over a buffer that fits in L2)
+    l2_latency_s: PositiveFigure | None = None
     # read bandwidth one SM reaches on its own with enough bytes in flight
     per_sm_bandwidth_bytes_per_s: PositiveFigure | None = None
     # streaming read, copy: achieved / memory.bandwidth_bytes_per_s of this file
@@ -307,6 +309,10 @@ class Expected(_Strict):
     l2_bandwidth_bytes_per_s: PositiveFigure | None = None
     # warp-level mma.sync (FlashAttention-2's instruction), per dtype: achieved / peak of this file
     mma_sync_fraction: dict[str, PositiveFigure] = {}
+    # special-function unit (exp2, rsqrt, conversions) results per clock per SM
+    sfu_ops_per_clk_per_sm: PositiveFigure | None = None
+    # the SM clock while tensor-core or FMA work runs (probe: clock64 against globaltimer)
+    sustained_sm_clock_mhz: PositiveFigure | None = None
     # large library GEMM, per dtype: achieved / peak_flops_per_s[dtype] of this file
     tensor_fraction: dict[str, PositiveFigure] = {}
     # FP32 GEMM on CUDA cores (cuBLAS SGEMM, large): achieved / peak_flops_per_s.fp32

@@ -92,6 +92,46 @@ class BreakdownRow(_Strict):
     help: str
 
 
+KERNEL_FORMULAS = ("grid", "threads", "regs", "smem", "dram_bytes", "reread_bytes", "footprint_bytes", "flops",
+                   "passes", "inflight_bytes", "m", "n", "k", "batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "causal")
+
+
+class KernelDef(_Strict):
+    """One kernel the usual implementation launches; figures are formulas over the op's names.
+
+    model: stream (memory/elementwise/reduction kernels: grid, block, bytes, FLOPs), gemm
+    (a library GEMM: m, n, k, batch; tiles are chosen by the engine) or flash
+    (FlashAttention-2 forward: batch, heads, seq, kv_seq, head_dim, causal).
+    """
+
+    name: str
+    help: str
+    model: Literal["stream", "gemm", "flash"] = "stream"
+    when: str | None = None
+    grid: str | int = 1
+    threads: str | int = 256
+    regs: str | int = 32
+    smem: str | int = 0
+    dram_bytes: str | int = 0
+    reread_bytes: str | int = 0
+    footprint_bytes: str | int = 0
+    flops: str | int = 0
+    pipe: Literal["cuda", "tensor", "mma"] = "cuda"
+    passes: str | int = 1
+    # bytes each thread keeps in flight (16: one 16-byte vector load)
+    inflight_bytes: str | int = 16
+    m: str | int = 0
+    n: str | int = 0
+    k: str | int = 0
+    batch: str | int = 1
+    heads: str | int = 0
+    kv_heads: str | int = 0
+    seq: str | int = 0
+    kv_seq: str | int = 0
+    head_dim: str | int = 0
+    causal: str | int = 0
+
+
 class Presets(_Strict):
     """The op takes its dimensions from the model presets (models/*.yaml) through this option."""
 
@@ -123,6 +163,8 @@ class OpDef(_Strict):
     crossover: str | None = None
     gpus_param: str | None = None
     time_label: str | None = None  # what the predicted time means for this op, e.g. "time to first token"
+    # the kernels of the usual implementation, for the expected time (see expected.py)
+    kernels: list[KernelDef] = []
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr(default="")
@@ -199,6 +241,11 @@ class OpDef(_Strict):
         for rname, row in self.breakdown.items():
             compile_(f"breakdown.{rname}.flops", row.flops)
             compile_(f"breakdown.{rname}.bytes", row.bytes)
+        for i, kd in enumerate(self.kernels):
+            if kd.when is not None:
+                compile_(f"kernels.{i}.when", kd.when)
+            for field in KERNEL_FORMULAS:
+                compile_(f"kernels.{i}.{field}", getattr(kd, field))
         for key in ("crossover", "gpus_param"):
             pname = getattr(self, key)
             if pname is not None and (pname not in self.params or self.params[pname].type != "int"):

@@ -90,6 +90,7 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     if r.tokens_per_s is not None and r.tokens is not None:
         t.add_row("tokens per second", f"{r.tokens_per_s:,.0f}", f"{r.tokens:,} tokens per step")
     c.print(t)
+    expected_block(c, r)
 
     b = Table(title="bytes by term", title_justify="left", show_edge=False, pad_edge=False)
     b.add_column("term", no_wrap=True)
@@ -124,6 +125,29 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
         c.print(f"[cyan]{esc(i.name)}[/cyan] = {val}   [dim]{esc(i.help)}[/dim]")
     for w in r.warnings:
         c.print(f"[yellow]warning:[/yellow] {esc(w)}")
+
+
+def expected_block(c: Console, r: RooflineResult) -> None:
+    """The second block: the expected time on this card, its terms, and the headroom."""
+    from rich.table import Table
+
+    if r.expected_s is None:
+        for n in r.expected_notes:
+            c.print(f"[dim]expected time: {esc(n)}[/dim]")
+        return
+    where = "calibrated" if r.calibrated else "registry figures"
+    t = Table(title=f"expected on this card ({esc(r.expected_launch or '')} timing, {where})", title_justify="left",
+              show_edge=False, pad_edge=False)
+    t.add_column("term", no_wrap=True)
+    t.add_column("time", justify="right", no_wrap=True)
+    t.add_column("why", style="dim")
+    for term in r.expected_terms:
+        t.add_row(esc(term.name), fmt_time(term.seconds), esc(term.reason))
+    head = f"{r.headroom:.2f}x the bound" if r.headroom is not None else ""
+    t.add_row("[bold]expected time[/bold]", f"[bold]{fmt_time(r.expected_s)}[/bold]", head)
+    c.print(t)
+    for n in r.expected_notes:
+        c.print(f"[yellow]note:[/yellow] {esc(n)}")
 
 
 def op_list(c: Console, ops: list[OpDef]) -> None:

@@ -11,6 +11,7 @@ given parameters and places the result on the hardware's roofline:
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from .errors import DomainError, InputError, ParamError, suggest
 from .formula import EvalError, Value, as_exact
 from .hardware import Hardware
 from .opdefs import HARDWARE_NAMES, MAX_INT_PARAM, OpDef, Param
+from .expected import KernelEstimate, Term
 from .output import SCHEMA_VERSION
 
 
@@ -109,6 +111,13 @@ class RooflineResult(BaseModel):
     memory: MemoryFit | None = None
     breakdown: list[BreakdownItem] = []
     crossover: Crossover | None = None
+    # the expected time of the usual implementation (expected.py), beside the bound above
+    expected_s: float | None = None
+    expected_terms: list[Term] = []
+    expected_kernels: list[KernelEstimate] = []
+    expected_launch: str | None = None
+    headroom: float | None = None  # expected / bound (predicted_s)
+    expected_notes: list[str] = []
 
 
 # ------------------------------------------------------------ parameters
@@ -290,7 +299,8 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
     return evaluate(opdef, hw, params, preset)
 
 
-def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None) -> RooflineResult:
+def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None,
+             launch: str = "event") -> RooflineResult:
     """The engine: pure arithmetic on resolved objects; reads no file, prints nothing."""
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
@@ -354,6 +364,7 @@ def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[st
         parts.append(BreakdownItem(part=rname, flops=bf, bytes=bb, intensity=_ratio(bf, bb) if bb else 0.0,
                                        bound="compute" if tc >= tm else "memory", time_s=max(tc, tm), help=row.help))
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
+    exp = _expected(opdef, env, hw, dtype, launch)
 
     return RooflineResult(
         op=opdef.name,
@@ -386,7 +397,46 @@ def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[st
         tokens_per_s=(float(tokens) / predicted) if tokens is not None else None,
         memory=memory,
         breakdown=parts,
+        expected_s=exp.seconds if exp else None,
+        expected_terms=exp.terms if exp else [],
+        expected_kernels=exp.kernels if exp else [],
+        expected_launch=exp.launch if exp else None,
+        headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
+        expected_notes=exp.notes if exp else [],
     )
+
+
+def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
+    from .expected import Kernel
+
+    out = []
+    for i, kd in enumerate(opdef.kernels):
+        if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
+            continue
+        vals: dict[str, Any] = {}
+        for field in ("grid", "threads", "regs", "smem", "passes", "inflight_bytes", "m", "n", "k", "batch", "heads", "kv_heads", "seq",
+                      "kv_seq", "head_dim"):
+            v = _num(opdef, f"kernels.{i}.{field}", env)
+            vals[field] = max(0, math.ceil(v))
+        for field in ("dram_bytes", "reread_bytes", "footprint_bytes", "flops"):
+            vals[field] = float(_num(opdef, f"kernels.{i}.{field}", env))
+        vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
+        if vals["threads"] < 1:
+            raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
+        out.append(Kernel(name=kd.name, model=kd.model, help=kd.help, dtype=dtype, pipe=kd.pipe, **vals))
+    return out
+
+
+def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str) -> Any:
+    """The expected time, or None where the op declares no kernels or the part lacks the figures."""
+    from .expected import compose
+
+    if not opdef.kernels or not hw.sm_value("sm_count") or hw.cc is None:
+        return None
+    kernels = _kernels(opdef, env, dtype)
+    if not kernels:
+        return None
+    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch)  # type: ignore[arg-type]
 
 
 def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw: Hardware) -> MemoryFit:

@@ -1,0 +1,477 @@
+"""The expected-time engine: how long the usual implementation of an op really takes.
+
+Beside the speed-of-light bound (roofline.py), an op declares the kernels its usual
+implementation launches (``kernels:`` in its op file). Each kernel's time is modelled
+from mechanisms, every constant a hardware-file figure or a probe measurement:
+
+* floors: a single op timed between CUDA events pays the event floor once, each further
+  kernel the back-to-back stream floor; kernels of a CUDA graph pay the graph floor each;
+  eager PyTorch ops issued back to back cannot go faster than the host issues them;
+* parallelism: the grid over the SMs (blocks per SM from the occupancy solver); with few
+  blocks in flight, memory time is set by per-SM bandwidth, not the card's;
+* GEMM: the tile shape a library would choose (tile and wave quantization), split-K for
+  few tiles and a long k, the slower path for leading dimensions that are not a multiple
+  of 16 bytes, FP32 on CUDA cores;
+* implementation traffic: the bytes the kernels really move, re-reads served by L2 when
+  the data in flight fits there;
+* achievable fractions of the peaks (measured by the probe).
+
+Pure functions: no I/O, no printing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import DomainError
+from .hardware import Hardware
+
+Launch = Literal["event", "stream", "graph", "eager"]
+
+# GEMM tiles a Hopper/Ampere-class library chooses between (m x n per thread block); the
+# split-K slices keep at least this many k per slice.
+GEMM_TILES: tuple[tuple[int, int], ...] = (
+    (256, 128), (128, 256), (192, 128), (128, 192), (192, 192), (128, 128), (128, 64), (64, 128), (64, 64),
+    (128, 32), (64, 32), (128, 16), (64, 16), (64, 8))
+MIN_K_PER_SPLIT = 512
+# The k-loop of each library path: k per pipeline step and steps in flight, read off the
+# kernels cuBLAS runs (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels
+# "..._64x4" (k 64, 4 stages), the unaligned fallback cutlass_75_tensorop_s1688gemm
+# (k 32, 2 stages), FP32 SIMT/xmma kernels "...x8_stage3" (k 8, 3 stages). With few tiles
+# per SM a tile cannot finish faster than its k-steps arrive: steps x latency / stages.
+GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "simt": (8, 3)}
+
+
+class Term(BaseModel):
+    """One named contribution to the expected time, with its reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    seconds: float
+    reason: str
+
+
+class KernelEstimate(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    model: str
+    seconds: float
+    grid: int
+    blocks_per_sm: int | None
+    waves: float
+    bound: Literal["memory", "compute", "latency"]
+    reason: str
+
+
+class Expected(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    seconds: float
+    terms: list[Term]
+    kernels: list[KernelEstimate]
+    launch: Launch
+    calibrated: bool
+    notes: list[str] = []
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel with its figures evaluated (the op file's ``kernels:`` entries)."""
+
+    name: str
+    model: Literal["stream", "gemm", "flash"]
+    help: str
+    dtype: str
+    grid: int = 1
+    threads: int = 256
+    regs: int = 32
+    smem: int = 0
+    dram_bytes: float = 0.0
+    reread_bytes: float = 0.0
+    footprint_bytes: float = 0.0
+    flops: float = 0.0
+    pipe: Literal["cuda", "tensor", "mma"] = "cuda"
+    passes: int = 1
+    inflight_bytes: int = 16
+    # gemm
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    batch: int = 1
+    # flash attention
+    heads: int = 0
+    kv_heads: int = 0
+    seq: int = 0
+    kv_seq: int = 0
+    head_dim: int = 0
+    causal: bool = False
+
+
+# ------------------------------------------------------------------ hardware figures
+
+
+@dataclass(frozen=True)
+class Card:
+    """The figures the model reads, resolved once from a hardware (or calibration) file."""
+
+    sms: int
+    dram_bw: float          # achievable streaming bandwidth (B/s)
+    l2_bw: float            # achievable L2 bandwidth for re-reads (B/s)
+    l2_bytes: float
+    per_sm_bw: float        # one SM's saturation bandwidth (B/s)
+    latency: float          # DRAM load latency (s)
+    l2_latency: float       # L2 hit latency (s)
+    event_floor: float
+    stream_floor: float
+    graph_floor: float
+    torch_floor: float
+    clock_hz: float         # SM clock under load
+    sfu_per_clk: float      # special-function results per clock per SM
+    fp32_per_clk: float     # FP32 lanes per SM (FMA results per clock)
+    calibrated: bool
+    missing: tuple[str, ...]
+
+
+def card(hw: Hardware) -> Card:
+    e = hw.expected
+    missing: list[str] = []
+
+    def fig(name: str) -> float:
+        f = getattr(e, name)
+        if f is None:
+            missing.append(name)
+            return 0.0
+        return float(f.value)
+
+    sms = hw.sm_value("sm_count")
+    if not sms:
+        raise DomainError(f"{hw.id}: no sm_count, which the expected-time model needs")
+    read_frac = fig("dram_read_fraction") or 1.0
+    dram_bw = hw.bandwidth * read_frac
+    l2 = float(hw.l2_bytes.value) if hw.l2_bytes else 0.0
+    l2_bw = fig("l2_bandwidth_bytes_per_s") or 2.0 * dram_bw
+    per_sm = fig("per_sm_bandwidth_bytes_per_s") or dram_bw / sms
+    clock = fig("sustained_sm_clock_mhz") or (float(hw.clocks.boost_mhz.value) if hw.clocks.boost_mhz else 0.0)
+    fp32 = hw.cuda_core_flops_per_s.get("fp32") or hw.peak_flops_per_s.get("fp32")
+    boost = float(hw.clocks.boost_mhz.value) * 1e6 if hw.clocks.boost_mhz else 0.0
+    lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
+    return Card(
+        sms=sms, dram_bw=dram_bw, l2_bw=l2_bw, l2_bytes=l2, per_sm_bw=per_sm, latency=fig("dram_latency_s"),
+        l2_latency=fig("l2_latency_s"),
+        event_floor=fig("event_floor_s"), stream_floor=fig("stream_floor_s"), graph_floor=fig("graph_floor_s"),
+        torch_floor=fig("torch_op_floor_s"), clock_hz=clock * 1e6, sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
+        fp32_per_clk=lanes, calibrated=hw.calibration is not None, missing=tuple(missing),
+    )
+
+
+def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True) -> float:
+    """What a library GEMM achieves on the tensor cores (FP32: CUDA cores), FLOP/s."""
+    e = hw.expected
+    if dtype in ("fp32", "fp64"):
+        frac = float(e.cuda_core_gemm_fraction.value) if e.cuda_core_gemm_fraction else 1.0
+        return hw.peak(dtype) * frac
+    table = e.tensor_fraction if aligned else e.unaligned_tensor_fraction
+    f = table.get(dtype) or table.get("bf16" if dtype == "fp16" else "fp16" if dtype == "bf16" else dtype)
+    if f is None and not aligned:
+        return tensor_rate(hw, dtype, True)
+    return hw.peak(dtype) * (float(f.value) if f is not None else 1.0)
+
+
+def mma_rate(hw: Hardware, dtype: str) -> float:
+    """Tensor rate through warp-level mma.sync (FlashAttention-2's instruction), FLOP/s."""
+    f = hw.expected.mma_sync_fraction.get(dtype) or hw.expected.mma_sync_fraction.get("bf16")
+    return hw.peak(dtype) * (float(f.value) if f is not None else 1.0)
+
+
+# ------------------------------------------------------------------ kernels
+
+
+def _occupancy(hw: Hardware, k: Kernel) -> int:
+    from .occupancy_solver import blocks_per_sm
+
+    bps, _ = blocks_per_sm(hw, k.threads, k.regs, k.smem)
+    return max(bps, 1)
+
+
+def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
+    """A memory or elementwise/reduction kernel. Bandwidth follows Little's law: what each SM
+    keeps in flight (resident blocks x threads x bytes per thread) over the memory latency,
+    capped by one SM's saturation bandwidth and by the card's; plus the chain of dependent
+    memory round trips of each block (load, reduce, store), wave after wave."""
+    bps = _occupancy(hw, k)
+    grid = max(k.grid, 1)
+    active = min(c.sms, grid)
+    resident = min(bps, math.ceil(grid / c.sms))
+    waves = grid / (bps * c.sms)
+    in_flight = resident * k.threads * k.inflight_bytes
+    sm_bw = min(c.per_sm_bw, in_flight / c.latency) if c.latency else c.per_sm_bw
+    bw = min(c.dram_bw, active * sm_bw)
+    t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
+    reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
+    if k.reread_bytes:
+        working = min(grid, bps * c.sms) * k.footprint_bytes
+        if working <= c.l2_bytes:
+            l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency) if c.l2_latency else sm_bw
+            t_mem += k.reread_bytes / min(c.l2_bw, active * l2_sm)
+            reason += "; re-reads hit L2"
+        else:
+            t_mem += k.reread_bytes / bw
+            reason += f"; re-reads miss L2 ({working / 1e6:.0f} MB in flight)"
+    rate = hw.peak(k.dtype) if k.pipe == "tensor" else _cuda_rate(hw, k.dtype)
+    t_comp = k.flops / (rate * active / c.sms) if k.flops else 0.0
+    t_lat = math.ceil(waves) * k.passes * c.latency
+    body = max(t_mem, t_comp, t_lat)
+    bound: Literal["memory", "compute", "latency"] = (
+        "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory")
+    if bound == "latency":
+        reason += f"; {math.ceil(waves)} wave(s) x {k.passes} dependent memory round trip(s)"
+    elif bw < c.dram_bw:
+        reason += f"; {bw / 1e9:,.0f} GB/s ({in_flight / 1024:.0f} KiB in flight per SM)"
+    return KernelEstimate(name=k.name, model="stream", seconds=body, grid=grid, blocks_per_sm=bps, waves=waves,
+                          bound=bound, reason=reason)
+
+
+def _cuda_rate(hw: Hardware, dtype: str) -> float:
+    fig = hw.cuda_core_flops_per_s.get(dtype) or hw.cuda_core_flops_per_s.get("fp32")
+    return float(fig.value) if fig is not None else hw.peak("fp32")
+
+
+def gemm_aligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
+    """Row-major A (m x k), B (k x n), C (m x n): TMA needs the leading dimensions (k, n) in
+    multiples of 16 bytes; m only sets how many rows there are."""
+    return (k * dtype_bytes) % 16 == 0 and (n * dtype_bytes) % 16 == 0
+
+
+def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
+    """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
+    among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
+    aligned = gemm_aligned(k.m, k.n, k.k, dtype_bytes) or k.dtype in ("fp32", "fp64")
+    rate = tensor_rate(hw, k.dtype, aligned)
+    path = "simt" if k.dtype in ("fp32", "fp64") else "tma" if aligned else "unaligned"
+    bk, stages = GEMM_PIPELINE[path]
+    per_sm = rate / c.sms
+    out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
+    best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
+    for tm, tn in GEMM_TILES:
+        tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
+        split = 1
+        if tiles < c.sms and k.k >= 2 * MIN_K_PER_SPLIT:
+            split = max(1, min(c.sms // tiles, k.k // MIN_K_PER_SPLIT))
+        units = tiles * split
+        waves = math.ceil(units / c.sms)
+        t_comp = waves * 2 * tm * tn * math.ceil(k.k / split) / per_sm
+        active = min(c.sms, units)
+        bw = min(c.dram_bw, active * c.per_sm_bw)
+        io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
+        t_mem = io / bw
+        # each wave of tiles: its first operands, the k-steps as fast as the pipeline brings
+        # them, and the store of the results
+        t_pipe = waves * (2 + math.ceil(math.ceil(k.k / split) / bk) / stages) * c.latency
+        t = max(t_comp, t_mem, t_pipe)
+        t_red = 0.0
+        if split > 1:  # fp32 partial tiles written, then read back by a reduction kernel
+            part = k.m * k.n * 4 * split * k.batch
+            t_red = c.stream_floor + (part + k.m * k.n * out_bytes * k.batch) / c.dram_bw
+            t += part / bw
+        if best is None or t + t_red < best[0] + best[1]:
+            why = (f"{tm}x{tn} tiles: {tiles:,}" + (f" x {split} k-splits" if split > 1 else "") +
+                   f" = {waves} wave(s) over {c.sms} SMs")
+            best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
+    assert best is not None
+    t, t_red, why, units, split, bound = best
+    if not aligned:
+        why += "; a leading dimension is not a multiple of 16 bytes: no TMA fast path"
+    elif k.dtype in ("fp32", "fp64"):
+        why += f"; {k.dtype} on CUDA cores"
+    why += f"; {rate / 1e12:,.0f} TFLOP/s achievable"
+    out = [KernelEstimate(name=k.name, model="gemm", seconds=t, grid=units, blocks_per_sm=1, waves=units / c.sms,
+                          bound=bound, reason=why)]
+    if split > 1:
+        out.append(KernelEstimate(name=f"{k.name} split-K reduce", model="stream", seconds=t_red - c.stream_floor,
+                                  grid=math.ceil(k.m * k.n / 512), blocks_per_sm=None, waves=0.0, bound="memory",
+                                  reason=f"sums the {split} fp32 partial tiles"))
+    return out
+
+
+# FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the
+# special-function unit, half a conversion to 16 bits (two scores per pack), and three FP32
+# operations (scale-and-subtract FFMA, the row max, the row sum). FA-2 runs them between its
+# two mma.sync GEMMs, not overlapped with them.
+FLASH_SFU_PER_SCORE = 1.5
+FLASH_FP32_PER_SCORE = 3.0
+FLASH_BLOCK_Q = 128      # query rows per block (forward kernel, head_dim <= 128)
+FLASH_DECODE_BLOCK_M = 64
+
+
+def _flash_splits(blocks: int, slots: int, n_blocks: int, max_splits: int = 128) -> int:
+    """FlashAttention-2's num_splits_heuristic (flash_api.cpp), with PyTorch's slots = 2 x SMs."""
+    if blocks >= 0.8 * slots:
+        return 1
+    max_splits = min(max_splits, slots, n_blocks)
+    eff: list[float] = []
+    best = 0.0
+
+    def eligible(s: int) -> bool:
+        return s == 1 or math.ceil(n_blocks / s) != math.ceil(n_blocks / (s - 1))
+
+    for s in range(1, max_splits + 1):
+        if not eligible(s):
+            eff.append(0.0)
+            continue
+        w = blocks * s / slots
+        e = w / math.ceil(w)
+        best = max(best, e)
+        eff.append(e)
+    for s in range(1, max_splits + 1):
+        if eligible(s) and eff[s - 1] >= 0.85 * best:
+            return s
+    return 1
+
+
+def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
+    """FlashAttention-2 forward (PyTorch's flash backend): mma.sync, 128-query blocks, one
+    block per (batch, head, query block); the softmax of each score runs between the two
+    GEMMs. With one query (decode) the query heads of a KV head are packed into one block
+    and the keys are split over blocks to fill the SMs (split-KV, then a combine kernel)."""
+    bps = _occupancy(hw, k)
+    rate_sm = mma_rate(hw, k.dtype) / c.sms
+    t_score = 4 * k.head_dim / rate_sm
+    if c.clock_hz and c.sfu_per_clk:
+        t_score += (FLASH_SFU_PER_SCORE / c.sfu_per_clk + FLASH_FP32_PER_SCORE / c.fp32_per_clk) / c.clock_hz
+    kv_heads = max(1, min(k.heads, k.kv_heads or k.heads))
+    decode = k.seq == 1
+    if decode:
+        group = k.heads // kv_heads
+        mblocks = math.ceil(group / FLASH_DECODE_BLOCK_M)
+        blocks = k.batch * kv_heads * mblocks
+        block_n = 256 if k.head_dim <= 64 else 128 if k.head_dim <= 128 else 64
+        split = _flash_splits(blocks, bps * c.sms, math.ceil(k.kv_seq / block_n))
+    else:
+        mblocks = math.ceil(k.seq / FLASH_BLOCK_Q)
+        blocks = k.batch * k.heads * mblocks
+        split = 1
+    units = blocks * split
+    active = min(c.sms, units)
+    slots = bps * c.sms
+    waves = math.ceil(units / slots)
+    # scores: causal blocks compute their diagonal tile in full
+    if decode:
+        scores = float(k.batch * k.heads * k.kv_seq)
+        longest = scores / max(units, 1)
+    elif k.causal:
+        offset = k.kv_seq - k.seq
+        per_block = [FLASH_BLOCK_Q * min(k.kv_seq, offset + (i + 1) * FLASH_BLOCK_Q) for i in range(mblocks)]
+        scores = float(sum(per_block)) * k.batch * k.heads
+        longest = float(max(per_block))
+    else:
+        scores = float(blocks * FLASH_BLOCK_Q * k.kv_seq)
+        longest = float(FLASH_BLOCK_Q * k.kv_seq)
+    per_sm_scores = _busiest_sm(per_block if (k.causal and not decode) else None, units, longest, c.sms, bps,
+                                k.batch * k.heads)
+    t_comp = per_sm_scores * t_score
+    bw = min(c.dram_bw, active * c.per_sm_bw)
+    t_mem = k.dram_bytes / bw
+    t = max(t_comp, t_mem) + 2 * c.latency
+    bound: Literal["memory", "compute", "latency"] = "compute" if t_comp >= t_mem else "memory"
+    why = (f"{blocks:,} blocks" + (f" x {split} key splits" if split > 1 else "") + f", {bps}/SM on {active} SMs; "
+           f"mma.sync at {mma_rate(hw, k.dtype) / 1e12:,.0f} TFLOP/s + softmax (exp on the SFU) per score")
+    out = [KernelEstimate(name=k.name, model="flash", seconds=t, grid=units, blocks_per_sm=bps, waves=units / slots,
+                          bound=bound, reason=why)]
+    if split > 1:
+        part = k.batch * k.heads * split * (k.head_dim + 1) * 4
+        out.append(KernelEstimate(name=f"{k.name} combine", model="stream", seconds=part / c.dram_bw + c.latency,
+                                  grid=k.batch * k.heads, blocks_per_sm=None, waves=0.0, bound="latency",
+                                  reason=f"combines the {split} partial outputs per head"))
+    return out
+
+
+def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: int, bps: int, heads: int) -> float:
+    """The work (in scores) of the busiest SM. The block scheduler fills each SM's slots in
+    launch order (block j to SM j mod SMs, bps deep), then gives each further block to the
+    SM that frees first; the resident blocks of an SM share its pipes."""
+    import heapq
+
+    if per_mblock is None:  # equal blocks
+        waves = math.ceil(units / (sms * bps))
+        return waves * min(bps, math.ceil(units / sms)) * longest
+    # FlashAttention-2 launches the query blocks of each head longest first
+    order = list(reversed(per_mblock)) * heads
+    loads = [0.0] * sms
+    first = min(len(order), sms * bps)
+    for j in range(first):
+        loads[j % sms] += order[j]
+    heap = [(load, i) for i, load in enumerate(loads)]
+    heapq.heapify(heap)
+    for w in order[first:]:
+        load, i = heapq.heappop(heap)
+        heapq.heappush(heap, (load + w, i))
+    return max(load for load, _ in heap)
+
+
+def kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
+    if k.model == "gemm":
+        return _gemm(hw, c, k, dtype_bytes)
+    if k.model == "flash":
+        return _flash(hw, c, k, dtype_bytes)
+    return [_stream(hw, c, k)]
+
+
+# ------------------------------------------------------------------ composing kernels
+
+
+def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Launch = "event") -> Expected:
+    """The expected time of kernels run one after another.
+
+    launch: "event" = one op timed between two CUDA events (the first kernel pays the event
+    floor, each further one the stream floor); "stream" = kernels back to back on a stream;
+    "graph" = replayed from a CUDA graph; "eager" = PyTorch ops issued from Python, so no
+    kernel goes faster than the host issues it.
+    """
+    c = card(hw)
+    ests = [e for k in kernels for e in kernel_time(hw, c, k, dtype_bytes)]
+    body = sum(e.seconds for e in ests)
+    terms: list[Term] = []
+    n = len(ests)
+    for e in ests:
+        terms.append(Term(name=e.name, seconds=e.seconds, reason=e.reason))
+    if launch == "event":
+        floor = c.event_floor + (n - 1) * c.stream_floor
+        terms.append(Term(name="launch floor", seconds=floor,
+                          reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us)" +
+                                 (f" + {n - 1} more kernel(s) at {c.stream_floor * 1e6:.1f} us" if n > 1 else "")))
+        total = body + floor
+    elif launch == "stream":
+        floor = n * c.stream_floor
+        terms.append(Term(name="launch floor", seconds=floor, reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))
+        total = body + floor
+    elif launch == "graph":
+        floor = n * c.graph_floor
+        terms.append(Term(name="launch floor", seconds=floor,
+                          reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each"))
+        total = body + floor
+    else:
+        total = 0.0
+        host_wait = 0.0
+        for e in ests:
+            gpu = e.seconds + c.stream_floor
+            total += max(gpu, c.torch_floor)
+            host_wait += max(0.0, c.torch_floor - gpu)
+        terms.append(Term(name="launch floor", seconds=n * c.stream_floor,
+                          reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))
+        if host_wait:
+            terms.append(Term(name="host issue", seconds=host_wait,
+                              reason=f"Python issues a PyTorch op every {c.torch_floor * 1e6:.1f} us; "
+                                     "shorter kernels wait for it"))
+    notes = []
+    if c.missing:
+        notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")
+    return Expected(seconds=total, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes)
+
+
+__all__ = ["Card", "Expected", "Kernel", "KernelEstimate", "Term", "card", "compose", "gemm_aligned", "kernel_time"]

@@ -1,0 +1,140 @@
+"""Accuracy reports: saved GPU timings against the engines, recomputed with the current code.
+
+A measurement file (validation/bench/ops_bench.py or llm_bench.py output) holds what ran and
+how long it took; nothing in it depends on roofcalc. This module evaluates each case with
+the current model (bound and expected time) and summarises measured / expected.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import InputError
+from .hardware import Hardware
+from .output import SCHEMA_VERSION
+
+# the accuracy targets of the expected-time model
+TARGET_BAND = (0.8, 1.25)
+OUTER_BAND = (0.5, 2.0)
+REGISTRY_BAND = (0.67, 1.5)
+LLM_DECODE_BAND = (0.85, 1.2)
+LLM_PREFILL_BAND = (0.8, 1.25)
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    op: str
+    params: dict[str, Any]
+    measured_s: float
+    bound_s: float
+    expected_s: float | None
+    ratio: float | None          # measured / expected
+    bound_ratio: float           # measured / bound
+    why: str                     # the largest expected term and its reason
+    error: str | None = None
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cases: int
+    evaluated: int
+    median_ratio: float | None
+    share_in_band: float | None
+    band: tuple[float, float]
+    outside_outer: int
+    min_bound_ratio: float | None
+    share_in_registry_band: float | None = None
+
+
+class Report(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int = SCHEMA_VERSION
+    kind: str
+    source: str
+    device: str
+    hardware: str
+    calibrated: bool
+    date: str | None
+    command: str | None
+    driver: str | None
+    summary: Summary
+    worst: list[CaseResult]
+    cases: list[CaseResult]
+
+
+def _median(xs: list[float]) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else math.sqrt(s[n // 2 - 1] * s[n // 2])
+
+
+def summarize(cases: list[CaseResult], band: tuple[float, float] = TARGET_BAND) -> Summary:
+    ratios = [c.ratio for c in cases if c.ratio is not None]
+    inside = [r for r in ratios if band[0] <= r <= band[1]]
+    outer = [r for r in ratios if not OUTER_BAND[0] <= r <= OUTER_BAND[1]]
+    reg = [r for r in ratios if REGISTRY_BAND[0] <= r <= REGISTRY_BAND[1]]
+    bounds = [c.bound_ratio for c in cases]
+    return Summary(cases=len(cases), evaluated=len(ratios), median_ratio=_median(ratios),
+                   share_in_band=(len(inside) / len(ratios)) if ratios else None, band=band,
+                   outside_outer=len(outer), min_bound_ratio=min(bounds) if bounds else None,
+                   share_in_registry_band=(len(reg) / len(ratios)) if ratios else None)
+
+
+def _why(r: Any) -> str:
+    if not r.expected_terms:
+        return ""
+    top = max(r.expected_terms, key=lambda t: t.seconds)
+    return f"{top.name}: {top.reason}"
+
+
+def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
+    """Each op case of an ops_bench.py file, evaluated as a single event-timed op."""
+    from .opdefs import load_op
+    from .roofline import evaluate
+
+    results: list[CaseResult] = []
+    for case in _cases(data, source):
+        if case.get("error") or case.get("median_s") is None:
+            continue
+        params = dict(case.get("params") or {})
+        params["dtype"] = case.get("dtype")
+        label = str(case.get("label") or case.get("op"))
+        try:
+            r = evaluate(load_op(str(case["op"])), hw, params)
+        except (KeyError, InputError) as e:
+            raise InputError(f"{source}: case {label}: {e}") from None
+        measured = float(case["median_s"])
+        ratio = measured / r.expected_s if r.expected_s else None
+        results.append(CaseResult(label=label, op=r.op, params=params, measured_s=measured, bound_s=r.predicted_s,
+                                  expected_s=r.expected_s, ratio=ratio, bound_ratio=measured / r.predicted_s,
+                                  why=_why(r)))
+    return _report("ops", data, hw, source, results, TARGET_BAND)
+
+
+def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        raise InputError(f"{source}: no 'cases' list: not a measurement file from validation/bench")
+    return [c for c in cases if isinstance(c, dict)]
+
+
+def _report(kind: str, data: dict[str, Any], hw: Hardware, source: str, results: list[CaseResult],
+            band: tuple[float, float]) -> Report:
+    dev = data.get("device") or {}
+    worst = sorted((c for c in results if c.ratio is not None), key=lambda c: -abs(math.log(c.ratio or 1.0)))[:5]
+    return Report(kind=kind, source=source, device=str(dev.get("name", "?")) if isinstance(dev, dict) else "?",
+                  hardware=hw.id, calibrated=hw.calibration is not None, date=data.get("date"),
+                  command=data.get("command"), driver=data.get("driver"), summary=summarize(results, band),
+                  worst=worst, cases=results)
+
+
+__all__ = ["CaseResult", "Report", "Summary", "ops_report", "summarize"]
