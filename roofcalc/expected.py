@@ -61,7 +61,8 @@ class KernelEstimate(BaseModel):
 
     name: str
     model: str
-    seconds: float
+    seconds: float           # one run of the kernel
+    count: int = 1           # how many times it runs
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -85,7 +86,7 @@ class Kernel:
     """One kernel with its figures evaluated (the op file's ``kernels:`` entries)."""
 
     name: str
-    model: Literal["stream", "gemm", "flash"]
+    model: Literal["stream", "gemm", "flash", "allreduce", "allgather"]
     help: str
     dtype: str
     grid: int = 1
@@ -99,6 +100,7 @@ class Kernel:
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     passes: int = 1
     inflight_bytes: int = 16
+    repeat: int = 1          # how many times the kernel runs (e.g. once per layer)
     # gemm
     m: int = 0
     n: int = 0
@@ -111,6 +113,7 @@ class Kernel:
     kv_seq: int = 0
     head_dim: int = 0
     causal: bool = False
+    ranks: int = 1           # collectives: GPUs taking part
 
 
 # ------------------------------------------------------------------ hardware figures
@@ -414,7 +417,28 @@ def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: i
     return max(load for load, _ in heap)
 
 
-def kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
+def _collective(hw: Hardware, c: Card, k: Kernel, graph: bool) -> KernelEstimate:
+    """NCCL all-reduce (ring: each GPU sends and receives 2(n-1)/n of the message) or
+    all-gather ((n-1)/n): a latency per call (graph-captured or eager), then bus bandwidth."""
+    e = hw.expected
+    lat_fig = (e.allreduce_graph_latency_s if graph else None) or e.allreduce_latency_s
+    bus_fig = e.allreduce_bus_bytes_per_s
+    if lat_fig is None or bus_fig is None:
+        raise DomainError(f"{hw.id} gives no all-reduce latency and bus bandwidth (expected.allreduce_*), "
+                          "which tensor parallelism needs")
+    n = max(k.ranks, 2)
+    factor = 2 * (n - 1) / n if k.model == "allreduce" else (n - 1) / n
+    t = float(lat_fig.value) + k.dram_bytes * factor / float(bus_fig.value)
+    why = (f"NCCL {k.model.replace('all', 'all-')} of {k.dram_bytes / 1e3:,.1f} KB over {n} GPUs: "
+           f"{float(lat_fig.value) * 1e6:.1f} us {'graph-captured' if graph else 'eager'} latency + bytes at "
+           f"{float(bus_fig.value) / 1e9:,.0f} GB/s bus bandwidth")
+    return KernelEstimate(name=k.name, model=k.model, seconds=t, grid=0, blocks_per_sm=None, waves=0.0,
+                          bound="latency" if t < 2 * float(lat_fig.value) else "memory", reason=why)
+
+
+def kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool = False) -> list[KernelEstimate]:
+    if k.model in ("allreduce", "allgather"):
+        return [_collective(hw, c, k, graph)]
     if k.model == "gemm":
         return _gemm(hw, c, k, dtype_bytes)
     if k.model == "flash":
@@ -434,12 +458,14 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     kernel goes faster than the host issues it.
     """
     c = card(hw)
-    ests = [e for k in kernels for e in kernel_time(hw, c, k, dtype_bytes)]
-    body = sum(e.seconds for e in ests)
+    ests = [e.model_copy(update={"count": k.repeat}) for k in kernels if k.repeat > 0
+            for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")]
+    body = sum(e.seconds * e.count for e in ests)
     terms: list[Term] = []
-    n = len(ests)
+    n = sum(e.count for e in ests)
     for e in ests:
-        terms.append(Term(name=e.name, seconds=e.seconds, reason=e.reason))
+        label = e.name if e.count == 1 else f"{e.name} (x{e.count:,})"
+        terms.append(Term(name=label, seconds=e.seconds * e.count, reason=e.reason))
     if launch == "event":
         floor = c.event_floor + (n - 1) * c.stream_floor
         terms.append(Term(name="launch floor", seconds=floor,
@@ -460,8 +486,8 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         host_wait = 0.0
         for e in ests:
             gpu = e.seconds + c.stream_floor
-            total += max(gpu, c.torch_floor)
-            host_wait += max(0.0, c.torch_floor - gpu)
+            total += max(gpu, c.torch_floor) * e.count
+            host_wait += max(0.0, c.torch_floor - gpu) * e.count
         terms.append(Term(name="launch floor", seconds=n * c.stream_floor,
                           reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))
         if host_wait:

@@ -93,7 +93,7 @@ class BreakdownRow(_Strict):
 
 
 KERNEL_FORMULAS = ("grid", "threads", "regs", "smem", "dram_bytes", "reread_bytes", "footprint_bytes", "flops",
-                   "passes", "inflight_bytes", "m", "n", "k", "batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "causal")
+                   "passes", "inflight_bytes", "repeat", "m", "n", "k", "batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "causal", "ranks")
 
 
 class KernelDef(_Strict):
@@ -106,7 +106,7 @@ class KernelDef(_Strict):
 
     name: str
     help: str
-    model: Literal["stream", "gemm", "flash"] = "stream"
+    model: Literal["stream", "gemm", "flash", "allreduce", "allgather"] = "stream"
     when: str | None = None
     grid: str | int = 1
     threads: str | int = 256
@@ -120,6 +120,8 @@ class KernelDef(_Strict):
     passes: str | int = 1
     # bytes each thread keeps in flight (16: one 16-byte vector load)
     inflight_bytes: str | int = 16
+    # how many times the kernel runs (e.g. "layers"); 0 leaves it out
+    repeat: str | int = 1
     m: str | int = 0
     n: str | int = 0
     k: str | int = 0
@@ -130,6 +132,7 @@ class KernelDef(_Strict):
     kv_seq: str | int = 0
     head_dim: str | int = 0
     causal: str | int = 0
+    ranks: str | int = 1
 
 
 class Presets(_Strict):
@@ -165,6 +168,9 @@ class OpDef(_Strict):
     time_label: str | None = None  # what the predicted time means for this op, e.g. "time to first token"
     # the kernels of the usual implementation, for the expected time (see expected.py)
     kernels: list[KernelDef] = []
+    # how the kernels are launched (a formula giving event, stream, graph or eager); default:
+    # one op timed alone between CUDA events
+    launch: str | None = None
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr(default="")
@@ -241,6 +247,8 @@ class OpDef(_Strict):
         for rname, row in self.breakdown.items():
             compile_(f"breakdown.{rname}.flops", row.flops)
             compile_(f"breakdown.{rname}.bytes", row.bytes)
+        if self.launch is not None:
+            compile_("launch", self.launch)
         for i, kd in enumerate(self.kernels):
             if kd.when is not None:
                 compile_(f"kernels.{i}.when", kd.when)

@@ -300,7 +300,7 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
 
 
 def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None,
-             launch: str = "event") -> RooflineResult:
+             launch: str | None = None) -> RooflineResult:
     """The engine: pure arithmetic on resolved objects; reads no file, prints nothing."""
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
@@ -414,8 +414,8 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
             continue
         vals: dict[str, Any] = {}
-        for field in ("grid", "threads", "regs", "smem", "passes", "inflight_bytes", "m", "n", "k", "batch", "heads", "kv_heads", "seq",
-                      "kv_seq", "head_dim"):
+        for field in ("grid", "threads", "regs", "smem", "passes", "inflight_bytes", "repeat", "m", "n", "k", "batch", "heads", "kv_heads", "seq",
+                      "kv_seq", "head_dim", "ranks"):
             v = _num(opdef, f"kernels.{i}.{field}", env)
             vals[field] = max(0, math.ceil(v))
         for field in ("dram_bytes", "reread_bytes", "footprint_bytes", "flops"):
@@ -427,12 +427,16 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
     return out
 
 
-def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str) -> Any:
+def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str | None) -> Any:
     """The expected time, or None where the op declares no kernels or the part lacks the figures."""
     from .expected import compose
 
     if not opdef.kernels or not hw.sm_value("sm_count") or hw.cc is None:
         return None
+    if launch is None:
+        launch = str(_ev(opdef, "launch", env)) if opdef.launch is not None else "event"
+        if launch not in ("event", "stream", "graph", "eager"):
+            raise DomainError(f"{opdef.source}: launch: {launch!r} is not event, stream, graph or eager")
     kernels = _kernels(opdef, env, dtype)
     if not kernels:
         return None

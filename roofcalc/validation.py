@@ -120,6 +120,43 @@ def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
     return _report("ops", data, hw, source, results, TARGET_BAND)
 
 
+def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
+    """Each decode/prefill case of an llm_bench.py file: the decode or prefill op with the
+    model's preset, the batch, context or prompt length, engine, CUDA graphs and GPUs."""
+    from .opdefs import load_op
+    from .presets import get_preset
+    from .roofline import evaluate
+
+    results: list[CaseResult] = []
+    for case in _cases(data, source):
+        if case.get("error") or case.get("median_s") is None:
+            continue
+        phase = str(case.get("phase"))
+        label = f"{case.get('model')}-{phase}-{case.get('engine')}{'+graphs' if case.get('cuda_graphs') else ''}" \
+                f"-b{case.get('batch')}-{'c' if phase == 'decode' else 's'}{case.get('context') or case.get('seq')}" \
+                f"-tp{case.get('gpus', 1)}"
+        preset = dict(get_preset(str(case["model"])).params)
+        if case.get("layers"):
+            preset["layers"] = int(case["layers"])
+        params: dict[str, Any] = {"batch": case["batch"], "engine": case["engine"],
+                                  "cuda_graphs": bool(case.get("cuda_graphs")), "gpus": int(case.get("gpus", 1)),
+                                  "dtype": "bf16"}
+        if phase == "decode":
+            params["context"] = case["context"]
+        else:
+            params["seq"] = case["seq"]
+        try:
+            r = evaluate(load_op(phase), hw, params, preset)
+        except (KeyError, InputError) as e:
+            raise InputError(f"{source}: case {label}: {e}") from None
+        measured = float(case["median_s"])
+        ratio = measured / r.expected_s if r.expected_s else None
+        results.append(CaseResult(label=label, op=phase, params=params, measured_s=measured, bound_s=r.predicted_s,
+                                  expected_s=r.expected_s, ratio=ratio, bound_ratio=measured / r.predicted_s,
+                                  why=_why(r)))
+    return _report("llm", data, hw, source, results, LLM_DECODE_BAND)
+
+
 def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
     cases = data.get("cases")
     if not isinstance(cases, list):
@@ -137,4 +174,4 @@ def _report(kind: str, data: dict[str, Any], hw: Hardware, source: str, results:
                   worst=worst, cases=results)
 
 
-__all__ = ["CaseResult", "Report", "Summary", "ops_report", "summarize"]
+__all__ = ["CaseResult", "Report", "Summary", "llm_report", "ops_report", "summarize"]
