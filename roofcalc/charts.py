@@ -92,17 +92,18 @@ def parse_range(text: str, steps: int | None = None, linear: bool = False) -> li
     """'1..16384': powers of two from 1 (the end included); --steps N: N log-spaced (or linear) integers."""
     from .units import parse_int
 
+    shown = text if len(text) <= 40 else text[:30] + "..."
     lo_s, sep, hi_s = text.partition("..")
     if not sep:
-        raise InputError(f"{text!r} is not a range (write A..B, e.g. 1..16384)")
+        raise InputError(f"{shown!r} is not a range (write A..B, e.g. 1..16384)")
     try:
         lo, hi = parse_int(lo_s), parse_int(hi_s)
     except ValueError as e:
-        raise InputError(f"range {text!r}: {e}") from None
+        raise InputError(f"range {shown!r}: {e}") from None
     if lo < 1:
-        raise InputError(f"range {text!r}: the start must be at least 1")
+        raise InputError(f"range {shown!r}: the start must be at least 1")
     if hi <= lo:
-        raise InputError(f"range {text!r} is empty or reversed")
+        raise InputError(f"range {shown!r} is empty or reversed")
     if steps is not None and not 2 <= steps <= MAX_SWEEP_POINTS:
         raise InputError(f"--steps must be 2..{MAX_SWEEP_POINTS} (got {steps})")
     if linear:
@@ -120,7 +121,7 @@ def parse_range(text: str, steps: int | None = None, linear: bool = False) -> li
         if values[-1] != hi:
             values.append(hi)
     if len(values) > MAX_SWEEP_POINTS:
-        raise InputError(f"range {text!r} gives {len(values)} points; at most {MAX_SWEEP_POINTS} (use --steps)")
+        raise InputError(f"range {shown!r} gives {len(values)} points; at most {MAX_SWEEP_POINTS} (use --steps)")
     return values
 
 

@@ -16,7 +16,7 @@ import click
 
 from ._version import __version__
 from .commands.chart_commands import roofline_cmd
-from .commands.common import InputClickError, IntType, SizeType, emit_json, shared
+from .commands.common import InputClickError, IntType, SizeType
 from .commands.info_commands import hw_group, model_group
 from .commands.occupancy_command import occupancy_cmd
 from .commands.op_commands import compare_group, op_group, sweep_group
@@ -51,7 +51,10 @@ class RoofcalcGroup(click.Group):
         from .errors import ParamError, RoofcalcError
 
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            if sys.stdout is not None:
+                sys.stdout.flush()  # a closed pipe or a full disk is reported here, not at exit
+            return result
         except RoofcalcError as e:
             if os.environ.get("ROOFCALC_DEBUG"):
                 raise
@@ -64,7 +67,8 @@ class RoofcalcGroup(click.Group):
         except KeyboardInterrupt:
             raise click.Abort() from None
         except BrokenPipeError:
-            raise
+            _quiet_broken_pipe()
+            raise click.exceptions.Exit(0) from None
         except OSError as e:
             if os.environ.get("ROOFCALC_DEBUG"):
                 raise
@@ -121,64 +125,8 @@ def cli() -> None:
     """
 
 
-# ---------------------------------------------------------------- probe
-
-
-@click.command("probe")
-@click.option("--quick", is_flag=True, help="the ceilings only (seconds)")
-@click.option("--hw", "hw_name", default=None, metavar="NAME",
-              help="registry part to compare with (default: matched from the GPU's name)")
-@click.option("--save-calibration", type=click.Path(dir_okay=False), default=None,
-              help="write the measured ceilings as a hardware file for --calibration")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
-              help="re-check and show a saved 'probe --json' report instead of measuring (no GPU needed)")
-@shared("json")
-def probe_cmd(quick: bool, hw_name: str | None, save_calibration: str | None, report_file: str | None,
-          as_json: bool) -> None:
-    """Measure this GPU and check roofcalc's predictions against it.
-
-    Builds a CUDA probe with nvcc (cached), measures device-memory, L2, FMA and
-    tensor-core ceilings, launch overhead, block residency and op timings, then
-    compares them with the roofline and occupancy engines.
-
-    \b
-    Examples:
-      roofcalc probe
-      roofcalc probe --quick
-      roofcalc probe --json > probe.json
-      roofcalc probe --save-calibration h100-measured.yaml
-      roofcalc op gemm --m 8192 --hw h100 --calibration h100-measured.yaml
-    """
-    from .output import write_atomic
-    from .probe.runner import calibration_yaml, report_from_file, run_probe
-
-    if report_file:
-        if save_calibration:
-            raise InputClickError("--save-calibration needs a measurement, not --report")
-        report = report_from_file(report_file)
-        cal_doc = None
-    else:
-        import shlex
-        import sys
-
-        from .render import console, progress_steps
-
-        command = " ".join(["roofcalc", *(shlex.quote(a) for a in sys.argv[1:])])
-        with progress_steps(console(stderr=True)) as step:
-            report, cal_doc = run_probe(quick, hw_name, command, step)
-    if save_calibration and cal_doc is not None:
-        write_atomic(save_calibration, calibration_yaml(cal_doc))
-    if as_json:
-        emit_json(report.model_dump(mode="json"))
-        return
-    from .render import console, probe_report
-
-    probe_report(console(), report)
-    if save_calibration:
-        click.echo(f"calibration written to {save_calibration}", err=True)
-
-
 from .kernels_command import kernels  # noqa: E402
+from .probe.command import probe as probe_cmd  # noqa: E402
 
 for _command in (op_group, compare_group, sweep_group, roofline_cmd, hw_group, model_group, occupancy_cmd, probe_cmd,
                  kernels):

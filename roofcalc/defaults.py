@@ -8,5 +8,17 @@ DEFAULT_HARDWARE = "h100"
 
 
 def default_hardware_name(name: str | None = None) -> str:
-    """The hardware to use when none is named: $ROOFCALC_HW, else h100."""
-    return name or os.environ.get("ROOFCALC_HW") or DEFAULT_HARDWARE
+    """The hardware to use when none is named: $ROOFCALC_HW, else h100. A name that is given
+    but empty (--hw '', ROOFCALC_HW='') is refused, never replaced by the default."""
+    from .errors import InputError
+
+    if name is not None:
+        if not name.strip():
+            raise InputError("--hw: the hardware name is empty; see 'roofcalc hw list'")
+        return name
+    env = os.environ.get("ROOFCALC_HW")
+    if env is not None:
+        if not env.strip():
+            raise InputError("ROOFCALC_HW is set but empty; unset it or name a device (see 'roofcalc hw list')")
+        return env
+    return DEFAULT_HARDWARE

@@ -365,7 +365,9 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     waves = math.ceil(units / slots)
     # scores: causal blocks compute their diagonal tile in full
     if decode:
-        scores = float(k.batch * k.heads * k.kv_seq)
+        # the query heads of a KV head fill (and are padded to) 64-row blocks: the padded rows
+        # are computed too
+        scores = float(k.batch * kv_heads * mblocks * FLASH_DECODE_BLOCK_M * k.kv_seq)
         longest = scores / max(units, 1)
     elif k.causal:
         offset = k.kv_seq - k.seq
@@ -380,7 +382,9 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     t_comp = per_sm_scores * t_score
     bw = min(c.dram_bw, active * c.per_sm_bw)
     t_mem = k.dram_bytes / bw
-    t = max(t_comp, t_mem) + 2 * c.latency
+    # a block loads a K/V tile, then computes on it; the SM's other resident blocks overlap
+    # their loads with its compute: 1/bps of the shorter part stays exposed
+    t = max(t_comp, t_mem) + min(t_comp, t_mem) / bps + 2 * c.latency
     bound: Literal["memory", "compute", "latency"] = "compute" if t_comp >= t_mem else "memory"
     why = (f"{blocks:,} blocks" + (f" x {split} key splits" if split > 1 else "") + f", {bps}/SM on {active} SMs; "
            f"mma.sync at {mma_rate(hw, k.dtype) / 1e12:,.0f} TFLOP/s + softmax (exp on the SFU) per score")

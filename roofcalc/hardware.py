@@ -302,6 +302,9 @@ class Expected(_Strict):
     l2_latency_s: PositiveFigure | None = None
     # read bandwidth one SM reaches on its own with enough bytes in flight
     per_sm_bandwidth_bytes_per_s: PositiveFigure | None = None
+    # the card's read bandwidth with k SMs busy (keys: k), and the SMs it takes to reach 90%
+    read_bandwidth_by_sms: dict[str, PositiveFigure] = {}
+    sms_to_saturate_read: PositiveFigure | None = None
     # streaming read, copy: achieved / memory.bandwidth_bytes_per_s of this file
     dram_read_fraction: PositiveFigure | None = None
     dram_copy_fraction: PositiveFigure | None = None
@@ -338,6 +341,7 @@ class Expected(_Strict):
 class Calibration(_Strict):
     """Present in files written by ``roofcalc probe --save-calibration``."""
 
+    schema_version: int = 1
     base: str
     device_name: str
     driver: str | None = None
@@ -449,9 +453,7 @@ def load_hardware_file(path: str | Path) -> Hardware:
     """Load a user's hardware YAML file."""
     p = Path(path)
     label = str(p)
-    if not p.is_file():
-        raise InputError(f"{label}: no such hardware file")
-    data = parse_yaml(read_text(p), label)
+    data = parse_yaml(read_text(p, what="hardware file"), label)
     if "id" not in data:
         stem = p.stem.lower()
         data["id"] = stem if stem and stem[0].isalnum() else "custom"

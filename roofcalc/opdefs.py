@@ -300,9 +300,7 @@ def load_op(name: str) -> OpDef:
 def load_op_file(path: str | Path) -> OpDef:
     """An op definition of the user's own (``roofcalc op ./my-op.yaml ...``)."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such op file")
-    op = validate(OpDef, parse_yaml(read_text(p), str(p)), str(p))
+    op = validate(OpDef, parse_yaml(read_text(p, what="op file"), str(p)), str(p))
     op._source = str(p)
     return op
 

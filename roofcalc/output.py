@@ -37,7 +37,7 @@ def check_output_path(path: str | Path) -> Path:
     if p.exists():
         if not p.is_file():
             raise InputError(f"{path}: exists and is not a regular file")
-        if not os.access(p, os.W_OK):
+        if not os.access(p, os.W_OK) or p.stat().st_mode & 0o222 == 0:  # root may write anything: ask the mode
             raise InputError(f"{path}: exists and is read-only; not replacing it")
     return p
 

@@ -56,7 +56,8 @@ def resolve_hardware(name: Hardware | str | Path | None = None, file: str | Path
             raise ConflictError(f"--hw {name} and --hw-file {file} both name the hardware; give one")
         return load_hardware_file(file)
     if calibration is not None:
-        base = str(name) if name is not None else os.environ.get("ROOFCALC_HW") or None
+        base = default_hardware_name(str(name)) if name is not None else (
+            default_hardware_name() if os.environ.get("ROOFCALC_HW") is not None else None)
         return load_calibration(calibration, base)
     return load_hardware(default_hardware_name(None if name is None else str(name)))
 
@@ -66,7 +67,10 @@ def resolve_hardware_list(values: tuple[str, ...] | list[str]) -> list[Hardware]
     from .defaults import default_hardware_name
     from .hardware import load_hardware
 
-    names = [n.strip() for v in values for n in v.split(",") if n.strip()] or [default_hardware_name()]
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    if values and not names:
+        raise InputError("--hw: no hardware name given (empty or only commas); see 'roofcalc hw list'")
+    names = names or [default_hardware_name()]
     out: list[Hardware] = []
     for n in names:
         hw = load_hardware(n)

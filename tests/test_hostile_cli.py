@@ -19,9 +19,6 @@ from click.testing import CliRunner
 
 from roofcalc.cli import cli
 
-pytestmark = pytest.mark.skipif(not os.environ.get("ROOFCALC_HOSTILE_CLI"),
-                                reason="enabled after the CLI refactor (set ROOFCALC_HOSTILE_CLI=1 to run)")
-
 ROOT = Path(__file__).resolve().parent.parent
 WRITE_ERROR_EXIT = 1  # output that cannot be written (README: a valid request that cannot be answered)
 INTERNAL_EXIT = 70  # EX_SOFTWARE: a bug in roofcalc

@@ -20,9 +20,13 @@ class InputClickError(click.ClickException):
 
 
 class IntType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
-    """Integers with optional binary suffixes (8k = 8192) and exponents (1e6)."""
+    """Integers with optional binary suffixes (8k = 8192) and exponents (1e6); ``plain``: only
+    ASCII digits and a sign (counts and percentages)."""
 
     name = "integer"
+
+    def __init__(self, plain: bool = False) -> None:
+        self.plain = plain
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -30,7 +34,7 @@ class IntType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
         from ..units import parse_int
 
         try:
-            return parse_int(value)
+            return parse_int(value, allow_suffix=not self.plain)
         except ValueError as e:
             self.fail(str(e), param, ctx)
 

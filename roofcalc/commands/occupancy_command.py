@@ -15,9 +15,9 @@ from .common import InputClickError, IntType, SizeType, emit_json, shared
 @click.option("--smem", type=SizeType(), default="0", show_default=True,
               help="dynamic shared memory per block (96k = 96KiB = 98304 bytes)")
 @click.option("--static-smem", type=SizeType(), default="0", show_default=True, help="static shared memory per block")
-@click.option("--carveout", type=int, default=None,
+@click.option("--carveout", type=IntType(plain=True), default=None,
               help="shared-memory carveout preference in percent (-1 or omitted: the default)")
-@click.option("--barriers", type=int, default=1, show_default=True, help="block barriers used per block")
+@click.option("--barriers", type=IntType(plain=True), default=1, show_default=True, help="block barriers used per block")
 @click.option("--grid", type=IntType(), default=None, help="blocks in the grid: adds waves and the tail loss")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="write occupancy against block size, registers and shared memory to .png/.svg/.pdf")

@@ -219,7 +219,7 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
         finish_view(sw, output, save_sweep, as_json, sweep_view)
 
     params = param_options(opdef, RangeOrInt()) + _multi_hw_options() + [
-        click.Option(["--steps"], type=int, default=None, help="N log-spaced points (or linear with --linear)"),
+        click.Option(["--steps"], type=IntType(plain=True), default=None, help="N log-spaced points (or linear with --linear)"),
         click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
         click.Option(["-o", "--output"], type=click.Path(dir_okay=False), default=None,
                      help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])"),

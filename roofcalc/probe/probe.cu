@@ -1,7 +1,11 @@
-// roofcalc probe: measures the ceilings the roofline assumes, block residency, and simple ops.
+// roofcalc probe: measures the ceilings the roofline assumes, kernel floors, per-SM bandwidth,
+// memory latency, block residency, and simple ops.
 // CUDA runtime only. Every call is checked; every kernel's output is verified on the host;
 // warm-up, then timed repetitions with device events, median reported. Prints one JSON object.
-//   probe [--quick]        --quick: ceilings only
+//   probe [--quick] [--section NAME]
+//     --section: memory | fma | mma | floors | per_sm | latency | residency | ops | all (default)
+//     --quick:   fewer repetitions; with 'all', the ceilings and floors only
+// Lines '@progress TEXT' on stderr say how far a section has got.
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -12,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,31 @@ static double median_time(F launch, int reps, int warmup = 3) {
 }
 
 static int g_sms = 0;
+static void progress(const std::string &what) { std::fprintf(stderr, "@progress %s\n", what.c_str()); std::fflush(stderr); }
+
+// every sample (seconds), in launch order, after `warmup` untimed launches
+template <typename F>
+static std::vector<double> sample_times(F launch, int reps, int warmup = 1) {
+    for (int i = 0; i < warmup; ++i) launch();
+    CK(cudaDeviceSynchronize()); CKL();
+    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    std::vector<double> v;
+    for (int i = 0; i < reps; ++i) {
+        CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CKL();
+        float t; CK(cudaEventElapsedTime(&t, a, b)); v.push_back(t * 1e-3);
+    }
+    CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
+    return v;
+}
+static double median_of(std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+static std::string jlist(const std::vector<double> &v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + jnum(v[i]);
+    return s + "]";
+}
+
+__device__ __forceinline__ uint64_t gtime() { uint64_t t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }
+__device__ __forceinline__ uint32_t smid() { uint32_t s; asm volatile("mov.u32 %0, %smid;" : "=r"(s)); return s; }
 
 // ------------------------------------------------------------------ device memory
 // Grid-stride loops with UNROLL independent 16-byte accesses in flight per thread.
@@ -277,10 +307,15 @@ __global__ void k_mma(float *out, uint32_t areg, uint32_t breg, int iters) {
                 asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                              : "+f"(c[j][0]), "+f"(c[j][1]), "+f"(c[j][2]), "+f"(c[j][3])
                              : "r"(areg), "r"(areg), "r"(areg), "r"(areg), "r"(breg), "r"(breg));
-            else
+            else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890  // fp8 mma.sync exists from sm_89 (the host calls it there only)
                 asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                              : "+f"(c[j][0]), "+f"(c[j][1]), "+f"(c[j][2]), "+f"(c[j][3])
                              : "r"(areg), "r"(areg), "r"(areg), "r"(areg), "r"(breg), "r"(breg));
+#else
+                __trap();
+#endif
+            }
         }
     }
     size_t base = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * ACC * 4;
@@ -306,8 +341,6 @@ static void mma_test(const char *name, uint32_t areg, uint32_t breg, float per_m
 __global__ void k_empty() {}
 
 // ------------------------------------------------------------------ residency
-__device__ __forceinline__ uint64_t gtime() { uint64_t t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }
-__device__ __forceinline__ uint32_t smid() { uint32_t s; asm volatile("mov.u32 %0, %smid;" : "=r"(s)); return s; }
 struct Rec { uint32_t sm; uint32_t pad; uint64_t start, end; };
 
 __device__ void spin(uint64_t ns) { uint64_t t0 = gtime(); while (gtime() - t0 < ns) {} }
@@ -557,28 +590,295 @@ static void op_tests(int reps) {
     }
 }
 
-// ------------------------------------------------------------------ main
-int main(int argc, char **argv) {
-    bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) { std::fprintf(stderr, "no CUDA GPU: %s\n", e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)); return 5; }
-    cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
-    g_sms = p.multiProcessorCount;
-    int drv = 0, rtv = 0; CK(cudaDriverGetVersion(&drv)); CK(cudaRuntimeGetVersion(&rtv));
-    int clk = 0, memclk = 0; cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0); cudaDeviceGetAttribute(&memclk, cudaDevAttrMemoryClockRate, 0);
-    cudaGetLastError();
-    jraw("{\"device\":{\"name\":" + jstr(p.name) + ",\"cc\":\"" + std::to_string(p.major) + "." + std::to_string(p.minor) +
-         "\",\"sm_count\":" + std::to_string(p.multiProcessorCount) + ",\"l2_bytes\":" + std::to_string(p.l2CacheSize) +
-         ",\"total_mem_bytes\":" + std::to_string(p.totalGlobalMem) + ",\"smem_per_sm\":" + std::to_string(p.sharedMemPerMultiprocessor) +
-         ",\"smem_per_block_optin\":" + std::to_string(p.sharedMemPerBlockOptin) + ",\"reserved_smem_per_block\":" + std::to_string(p.reservedSharedMemPerBlock) +
-         ",\"regs_per_sm\":" + std::to_string(p.regsPerMultiprocessor) + ",\"max_threads_per_sm\":" + std::to_string(p.maxThreadsPerMultiProcessor) +
-         ",\"max_blocks_per_sm\":" + std::to_string(p.maxBlocksPerMultiProcessor) + ",\"bus_width_bits\":" + std::to_string(p.memoryBusWidth) +
-         ",\"clock_khz\":" + std::to_string(clk) + ",\"mem_clock_khz\":" + std::to_string(memclk) +
-         ",\"cuda_driver_version\":" + std::to_string(drv) + ",\"cuda_runtime_version\":" + std::to_string(rtv) + "},");
-    int reps = quick ? 10 : 30;
-    jraw("\"ceilings\":[");
-    memory_tests(p.l2CacheSize, reps);
+// ------------------------------------------------------------------ kernel floors
+// A tiny kernel (1 block of 32 threads, one int written): alone between two events, N back to
+// back on one stream, and G nodes of a CUDA graph replayed. Every figure is per kernel; every
+// sample is kept so that the report shows the spread. Each run is checked by the value left.
+__global__ void k_tiny(int *p, int v) { if (threadIdx.x == 0) *p = v; }
+
+static void floor_tests(bool quick) {
+    int *d; CK(cudaMalloc(&d, sizeof(int)));
+    auto check = [&](int want, const char *what) {
+        int h = -1; CK(cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost));
+        if (h != want) fail(what);
+    };
+    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    progress("kernel floors: one kernel between two events");
+    const int nev = quick ? 60 : 200;
+    for (int i = 0; i < 20; ++i) k_tiny<<<1, 32>>>(d, i);
+    CK(cudaDeviceSynchronize()); CKL();
+    CK(cudaMemset(d, 0xff, sizeof(int)));
+    std::vector<double> ev;
+    for (int i = 0; i < nev; ++i) {
+        CK(cudaEventRecord(a)); k_tiny<<<1, 32>>>(d, i); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CKL();
+        float ms; CK(cudaEventElapsedTime(&ms, a, b)); ev.push_back(ms * 1e-3);
+    }
+    check(nev - 1, "event floor: the tiny kernel's write");
+    progress("kernel floors: back-to-back launches on a stream");
+    const int N = 2000, reps = quick ? 5 : 9;
+    CK(cudaMemset(d, 0xff, sizeof(int)));
+    std::vector<double> st;
+    for (int r = 0; r <= reps; ++r) {  // the first round warms up
+        CK(cudaEventRecord(a)); for (int i = 0; i < N; ++i) k_tiny<<<1, 32>>>(d, i); CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b)); CKL();
+        float ms; CK(cudaEventElapsedTime(&ms, a, b));
+        if (r > 0) st.push_back(ms * 1e-3 / N);
+    }
+    check(N - 1, "stream floor: the last kernel's write");
+    progress("kernel floors: CUDA graph replays");
+    const int G = 200, per = 5;
+    cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t g; cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < G; ++i) k_tiny<<<1, 32, 0, s>>>(d, i);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(ge, s));
+    CK(cudaStreamSynchronize(s)); CKL();
+    CK(cudaMemset(d, 0xff, sizeof(int))); CK(cudaDeviceSynchronize());
+    std::vector<double> gr;
+    for (int r = 0; r < reps; ++r) {
+        CK(cudaEventRecord(a, s)); for (int i = 0; i < per; ++i) CK(cudaGraphLaunch(ge, s)); CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b)); CKL();
+        float ms; CK(cudaEventElapsedTime(&ms, a, b)); gr.push_back(ms * 1e-3 / (per * G));
+    }
+    check(G - 1, "graph floor: the last node's write");
+    jraw("[{\"name\":\"event\",\"kernels_per_sample\":1,\"samples_s\":" + jlist(ev) + ",\"verified\":true}," +
+         "{\"name\":\"stream\",\"kernels_per_sample\":" + std::to_string(N) + ",\"samples_s\":" + jlist(st) + ",\"verified\":true}," +
+         "{\"name\":\"graph\",\"kernels_per_sample\":" + std::to_string(per * G) + ",\"samples_s\":" + jlist(gr) + ",\"verified\":true}]");
+    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g)); CK(cudaStreamDestroy(s));
+    CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b)); CK(cudaFree(d));
+}
+
+static void launch_overhead_test() {  // 10,000 empty kernels back to back (the calibration's launch_overhead_s)
+    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    for (int i = 0; i < 100; ++i) k_empty<<<1, 32>>>();
+    CK(cudaDeviceSynchronize());
+    std::vector<double> v;
+    for (int r = 0; r < 5; ++r) {
+        CK(cudaEventRecord(a)); for (int i = 0; i < 10000; ++i) k_empty<<<1, 32>>>(); CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b)); CKL(); float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms * 1e-3 / 10000);
+    }
+    std::sort(v.begin(), v.end());
+    ceiling("launch_overhead", "s", v[2], 10000, v[2] * 10000, 5);
+    CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
+}
+
+// ------------------------------------------------------------------ per-SM bandwidth
+// Exactly k blocks, each streaming its own contiguous slice with U independent 16-byte loads in
+// flight per thread. Each block asks for more than half an SM's shared memory, so no two blocks
+// share an SM; %smid confirms the placement.
+template <int U>
+__global__ void k_slice_read(const uint4 *__restrict__ a, size_t per_block, uint32_t *__restrict__ partial,
+                             uint32_t *__restrict__ sm_of) {
+    const uint4 *p = a + blockIdx.x * per_block;
+    uint32_t s = 0;
+    const size_t stride = blockDim.x;
+    size_t i = threadIdx.x;
+    for (; i + (U - 1) * stride < per_block; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = __ldcs(p + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; ++u) s += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < per_block; i += stride) { uint4 v = __ldcs(p + i); s += v.x ^ v.y ^ v.z ^ v.w; }
+    partial[blockIdx.x * (size_t)blockDim.x + threadIdx.x] = s;
+    if (threadIdx.x == 0) sm_of[blockIdx.x] = smid();
+}
+template <int U>
+__global__ void k_slice_copy(const uint4 *__restrict__ a, uint4 *__restrict__ b, size_t per_block, uint32_t *__restrict__ sm_of) {
+    const uint4 *p = a + blockIdx.x * per_block;
+    uint4 *q = b + blockIdx.x * per_block;
+    const size_t stride = blockDim.x;
+    size_t i = threadIdx.x;
+    for (; i + (U - 1) * stride < per_block; i += U * stride) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) v[u] = __ldcs(p + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < U; ++u) __stcs(q + i + u * stride, v[u]);
+    }
+    for (; i < per_block; i += stride) q[i] = p[i];
+    if (threadIdx.x == 0) sm_of[blockIdx.x] = smid();
+}
+static void slice_read(int u, int k, int th, size_t dyn, const uint4 *a, size_t per, uint32_t *partial, uint32_t *smo) {
+    switch (u) {
+        case 1: k_slice_read<1><<<k, th, dyn>>>(a, per, partial, smo); break;
+        case 2: k_slice_read<2><<<k, th, dyn>>>(a, per, partial, smo); break;
+        case 4: k_slice_read<4><<<k, th, dyn>>>(a, per, partial, smo); break;
+        default: k_slice_read<8><<<k, th, dyn>>>(a, per, partial, smo); break;
+    }
+}
+static void slice_copy(int u, int k, int th, size_t dyn, const uint4 *a, uint4 *b, size_t per, uint32_t *smo) {
+    switch (u) {
+        case 1: k_slice_copy<1><<<k, th, dyn>>>(a, b, per, smo); break;
+        case 2: k_slice_copy<2><<<k, th, dyn>>>(a, b, per, smo); break;
+        case 4: k_slice_copy<4><<<k, th, dyn>>>(a, b, per, smo); break;
+        default: k_slice_copy<8><<<k, th, dyn>>>(a, b, per, smo); break;
+    }
+}
+template <typename K> static void allow_smem(K kern, size_t dyn) {
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn));
+}
+static uint32_t pat_x(size_t i, uint32_t seed) { return (uint32_t)i * 2654435761u + seed; }  // k_write's pattern
+
+static void per_sm_tests(const cudaDeviceProp &p, bool quick) {
+    const size_t CH = 4096;  // 64 KiB chunks (16-byte elements): slices and regions are whole chunks
+    size_t S = std::max<size_t>((size_t)1 << 30, 16 * (size_t)p.l2CacheSize);
+    S = S / (CH * 16) * (CH * 16);
+    const size_t n = S / 16;
+    const uint32_t seed = 12345u;
+    uint4 *a, *b; CK(cudaMalloc(&a, S)); CK(cudaMalloc(&b, S));
+    k_write<<<g_sms * 8, 256>>>(a, n, seed); CKL(); CK(cudaDeviceSynchronize());
+    std::vector<uint32_t> chunk(n / CH);
+    for (size_t c = 0; c < chunk.size(); ++c) {
+        uint32_t t = 0;
+        for (size_t i = c * CH; i < (c + 1) * CH; ++i) { uint32_t x = pat_x(i, seed); t += x ^ (x + 1) ^ (x + 2) ^ (x + 3); }
+        chunk[c] = t;
+    }
+    uint32_t *partial, *smo;
+    CK(cudaMalloc(&partial, sizeof(uint32_t) * g_sms * 1024)); CK(cudaMalloc(&smo, sizeof(uint32_t) * g_sms));
+    const size_t dyn = std::min<size_t>(p.sharedMemPerMultiprocessor / 2 + 1024, p.sharedMemPerBlockOptin);
+    allow_smem(k_slice_read<1>, dyn); allow_smem(k_slice_read<2>, dyn); allow_smem(k_slice_read<4>, dyn); allow_smem(k_slice_read<8>, dyn);
+    allow_smem(k_slice_copy<1>, dyn); allow_smem(k_slice_copy<2>, dyn); allow_smem(k_slice_copy<4>, dyn); allow_smem(k_slice_copy<8>, dyn);
+    int occ = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k_slice_read<4>, 1024, dyn));
+    const int reps = quick ? 3 : 7;
+    // bytes per launch: 16 MiB a block, at most half the buffer; launches rotate over regions of
+    // the buffer (>= 16x L2), so no launch finds its data in L2
+    auto bytes_for = [&](int k) { size_t unit = (size_t)k * CH * 16; size_t T = std::min(S / 2, (size_t)k * (16u << 20)); return T / unit * unit; };
+    std::vector<uint32_t> hp((size_t)g_sms * 1024), hs(g_sms);
+    std::string rows_read, rows_copy;
+    auto measure = [&](bool copy, int k, int th, int u) -> double {
+        const size_t T = bytes_for(k), per = T / 16 / k, nreg = S / T;
+        int counter = 0;
+        auto launch = [&]() {
+            size_t off = (size_t)(counter++ % nreg) * (T / 16);
+            if (copy) slice_copy(u, k, th, dyn, a + off, b + off, per, smo);
+            else slice_read(u, k, th, dyn, a + off, per, partial, smo);
+        };
+        std::vector<double> v = sample_times(launch, reps, 1);
+        // check a fresh launch over the first region, outputs poisoned first
+        CK(cudaMemset(smo, 0xff, sizeof(uint32_t) * g_sms)); CK(cudaMemset(partial, 0, sizeof(uint32_t) * k * th));
+        uint32_t want = 0; for (size_t c = 0; c < T / 16 / CH; ++c) want += chunk[c];
+        if (copy) {
+            CK(cudaMemset(b, 0, T));
+            slice_copy(u, k, th, dyn, a, b, per, smo); CKL(); CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(hs.data(), smo, sizeof(uint32_t) * k, cudaMemcpyDeviceToHost));
+            slice_read(4, k, 256, dyn, b, per, partial, smo); CKL(); CK(cudaDeviceSynchronize());  // read the copy back
+            CK(cudaMemcpy(hp.data(), partial, sizeof(uint32_t) * k * 256, cudaMemcpyDeviceToHost));
+            uint32_t got = 0; for (int i = 0; i < k * 256; ++i) got += hp[i];
+            if (got != want) fail("per-SM copy: the copied region's checksum");
+        } else {
+            slice_read(u, k, th, dyn, a, per, partial, smo); CKL(); CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(hs.data(), smo, sizeof(uint32_t) * k, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(hp.data(), partial, sizeof(uint32_t) * k * th, cudaMemcpyDeviceToHost));
+            uint32_t got = 0; for (int i = 0; i < k * th; ++i) got += hp[i];
+            if (got != want) fail("per-SM read: checksum");
+        }
+        std::set<uint32_t> seen;  // SM ids need not be contiguous: count distinct values
+        for (int i = 0; i < k; ++i) {
+            if (hs[i] == 0xffffffffu) fail("per-SM bandwidth: a block recorded no SM");
+            seen.insert(hs[i]);
+        }
+        const int distinct = (int)seen.size();
+        std::string &rows = copy ? rows_copy : rows_read;
+        rows += std::string(rows.empty() ? "" : ",") + "{\"blocks\":" + std::to_string(k) + ",\"threads\":" + std::to_string(th) +
+                ",\"unroll\":" + std::to_string(u) + ",\"bytes\":" + std::to_string(T) + ",\"distinct_sms\":" +
+                std::to_string(distinct) + ",\"samples_s\":" + jlist(v) + ",\"verified\":true}";
+        return (copy ? 2.0 : 1.0) * T / median_of(v);
+    };
+    const int ths[] = {128, 256, 512, 1024}, us[] = {1, 2, 4, 8};
+    int best1[2] = {1024, 8}, bestA[2] = {1024, 8};
+    for (int which = 0; which < 2; ++which) {  // bytes in flight: one SM alone, then every SM
+        const int k = which == 0 ? 1 : g_sms;
+        double best = 0;
+        int done = 0;
+        for (int th : ths) for (int u : us) {
+            if (quick && !((th == 256 && u == 4) || (th == 1024 && u == 8) || (th == 1024 && u == 2))) continue;
+            progress("per-SM bandwidth: " + std::to_string(k) + (k == 1 ? " SM" : " SMs") + ", bytes in flight " + std::to_string(++done) +
+                     (quick ? " of 3" : " of 16"));
+            double bw = measure(false, k, th, u);
+            if (bw > best) { best = bw; (which == 0 ? best1 : bestA)[0] = th; (which == 0 ? best1 : bestA)[1] = u; }
+        }
+    }
+    std::vector<int> ks;
+    const int klist_full[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128}, klist_quick[] = {1, 4, 16, 64};
+    if (quick) { for (int k : klist_quick) if (k < g_sms) ks.push_back(k); }
+    else { for (int k : klist_full) if (k < g_sms) ks.push_back(k); }
+    ks.push_back(g_sms);
+    int step = 0;
+    for (int k : ks) {
+        progress("per-SM bandwidth: read and copy with k SMs, " + std::to_string(++step) + " of " + std::to_string(ks.size()));
+        for (int c = 0; c < 2; ++c) {
+            const int *cfg = c == 0 ? best1 : bestA;
+            if (c == 1 && bestA[0] == best1[0] && bestA[1] == best1[1]) continue;
+            if (k != 1 && k != g_sms) measure(false, k, cfg[0], cfg[1]);
+            measure(true, k, cfg[0], cfg[1]);
+        }
+    }
+    jraw("{\"buffer_bytes\":" + std::to_string(S) + ",\"dyn_smem\":" + std::to_string(dyn) + ",\"blocks_per_sm\":" +
+         std::to_string(occ) + ",\"read\":[" + rows_read + "],\"copy\":[" + rows_copy + "]}");
+    CK(cudaFree(a)); CK(cudaFree(b)); CK(cudaFree(partial)); CK(cudaFree(smo));
+}
+
+// ------------------------------------------------------------------ memory latency
+// One thread follows a random cyclic permutation (Sattolo), one node every `stride` bytes, with
+// loads cached in L2 only (ld.global.cg). DRAM: a buffer of >= 4x L2, each timed walk continues
+// where the last ended, so no node is visited twice. L2: a quarter of the L2, walked once in
+// full before timing. The final index is checked against the host's walk.
+__global__ void k_chase(const uint32_t *__restrict__ buf, uint32_t start, int steps, uint32_t words, uint32_t *out) {
+    uint32_t p = start;
+    for (int i = 0; i < steps; ++i) p = __ldcg(buf + (size_t)p * words);
+    *out = p;
+}
+
+static void chase_test(const char *name, size_t bytes, size_t stride, int steps, int reps, bool resident, bool &first) {
+    const size_t n = bytes / stride; const uint32_t words = (uint32_t)(stride / 4);
+    std::vector<uint32_t> perm(n);
+    for (size_t i = 0; i < n; ++i) perm[i] = (uint32_t)i;
+    std::mt19937_64 g(2024);
+    for (size_t i = n - 1; i > 0; --i) { size_t j = g() % i; std::swap(perm[i], perm[j]); }  // one cycle through all
+    std::vector<uint32_t> h(n * words, 0);
+    for (size_t i = 0; i < n; ++i) h[i * words] = perm[i];
+    uint32_t *d, *o; CK(cudaMalloc(&d, n * stride)); CK(cudaMalloc(&o, 4));
+    CK(cudaMemcpy(d, h.data(), n * stride, cudaMemcpyHostToDevice));
+    auto walk = [&](uint32_t p, size_t k) { for (size_t i = 0; i < k; ++i) p = perm[p]; return p; };
+    uint32_t pos = 0;
+    const int warm = resident ? (int)n : steps;  // L2: touch every node; DRAM: code, TLB
+    k_chase<<<1, 1>>>(d, pos, warm, words, o); CKL(); CK(cudaDeviceSynchronize());
+    pos = walk(pos, warm);
+    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) {
+        CK(cudaMemset(o, 0xff, 4));
+        CK(cudaEventRecord(a)); k_chase<<<1, 1>>>(d, pos, steps, words, o); CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b)); CKL();
+        float ms; CK(cudaEventElapsedTime(&ms, a, b));
+        uint32_t got; CK(cudaMemcpy(&got, o, 4, cudaMemcpyDeviceToHost));
+        uint32_t want = walk(pos, steps);
+        if (got != want) fail("pointer chase: final index");
+        pos = want;
+        v.push_back(ms * 1e-3 / steps);
+    }
+    if (!first) jraw(",");
+    first = false;
+    jraw("{\"name\":" + jstr(name) + ",\"buffer_bytes\":" + std::to_string(n * stride) + ",\"stride_bytes\":" +
+         std::to_string(stride) + ",\"steps\":" + std::to_string(steps) + ",\"samples_s\":" + jlist(v) + ",\"verified\":true}");
+    CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b)); CK(cudaFree(d)); CK(cudaFree(o));
+}
+
+static void latency_tests(const cudaDeviceProp &p, bool quick) {
+    bool first = true;
+    const int reps = quick ? 5 : 7;
+    progress("memory latency: DRAM pointer chase");
+    size_t dram = std::max<size_t>(4 * (size_t)p.l2CacheSize, (size_t)256 << 20);
+    chase_test("dram", dram, 256, quick ? 4000 : 12000, reps, false, first);
+    progress("memory latency: L2 pointer chase");
+    chase_test("l2", (size_t)p.l2CacheSize / 4 / 128 * 128, 128, quick ? 5000 : 20000, reps, true, first);
+}
+
+static void fma_ceilings(int reps) {
     {   // FMA chains: x <- fma(x, a, b). fp32/fp64 with a = 0.999, b = 0.001 (the host's fma is the
         // same correctly rounded operation); packed fp16/bf16 with a = -1, b = 0, exact, so an even
         // number of iterations returns each start value. Expected output: the chains' sum.
@@ -598,28 +898,59 @@ int main(int argc, char **argv) {
         fma_test<__half2, float>("fp16_fma", xh, __floats2half2_rn(-1.f, -1.f), __floats2half2_rn(0.f, 0.f), eh, 4.0, reps, h2_lo);
         fma_test<__nv_bfloat162, float>("bf16_fma", xb, __floats2bfloat162_rn(-1.f, -1.f), __floats2bfloat162_rn(0.f, 0.f), eh, 4.0, reps, b2_lo);
     }
+}
+static void mma_ceilings(const cudaDeviceProp &p, int reps) {
     // bf16/fp16 mma: A = 1.0 everywhere, B = 0.5 everywhere -> each output += 16 * 0.5 = 8 per mma
     mma_test<0>("bf16_mma_sync", 0x3F803F80u, 0x3F003F00u, 8.f, 16, reps);
     mma_test<1>("fp16_mma_sync", 0x3C003C00u, 0x38003800u, 8.f, 16, reps);
     if (p.major > 8 || (p.major == 8 && p.minor >= 9))  // e4m3: 1.0 = 0x38, 0.5 = 0x30; k = 32 -> += 16
         mma_test<2>("fp8_mma_sync", 0x38383838u, 0x30303030u, 16.f, 32, reps);
-    {   // launch overhead: 10,000 empty kernels back to back
-        cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-        for (int i = 0; i < 100; ++i) k_empty<<<1, 32>>>();
-        CK(cudaDeviceSynchronize());
-        std::vector<double> v;
-        for (int r = 0; r < 5; ++r) {
-            CK(cudaEventRecord(a)); for (int i = 0; i < 10000; ++i) k_empty<<<1, 32>>>(); CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b)); CKL(); float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms * 1e-3 / 10000);
-        }
-        std::sort(v.begin(), v.end());
-        ceiling("launch_overhead", "s", v[2], 10000, v[2] * 10000, 5);
+}
+
+// ------------------------------------------------------------------ main
+int main(int argc, char **argv) {
+    bool quick = false;
+    std::string section = "all";
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--quick")) quick = true;
+        else if (!std::strcmp(argv[i], "--section") && i + 1 < argc) section = argv[++i];
+        else { std::fprintf(stderr, "usage: probe [--quick] [--section NAME]\n"); return 2; }
     }
-    jraw("]");
-    if (!quick) {
-        jraw(",\"occupancy\":["); residency_tests(); jraw("]");
-        jraw(",\"ops\":["); op_tests(reps); jraw("]");
+    const char *known[] = {"all", "memory", "fma", "mma", "floors", "per_sm", "latency", "residency", "ops"};
+    bool ok = false; for (const char *k : known) ok = ok || section == k;
+    if (!ok) { std::fprintf(stderr, "unknown section %s\n", section.c_str()); return 2; }
+    auto want = [&](const char *name) { return section == name || (section == "all" && (!quick || (std::strcmp(name, "residency") &&
+                                                 std::strcmp(name, "ops") && std::strcmp(name, "per_sm") && std::strcmp(name, "latency")))); };
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) { std::fprintf(stderr, "no CUDA GPU: %s\n", e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)); return 5; }
+    cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
+    g_sms = p.multiProcessorCount;
+    int drv = 0, rtv = 0; CK(cudaDriverGetVersion(&drv)); CK(cudaRuntimeGetVersion(&rtv));
+    int clk = 0, memclk = 0; cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0); cudaDeviceGetAttribute(&memclk, cudaDevAttrMemoryClockRate, 0);
+    cudaGetLastError();
+    jraw("{\"device\":{\"name\":" + jstr(p.name) + ",\"cc\":\"" + std::to_string(p.major) + "." + std::to_string(p.minor) +
+         "\",\"sm_count\":" + std::to_string(p.multiProcessorCount) + ",\"l2_bytes\":" + std::to_string(p.l2CacheSize) +
+         ",\"total_mem_bytes\":" + std::to_string(p.totalGlobalMem) + ",\"smem_per_sm\":" + std::to_string(p.sharedMemPerMultiprocessor) +
+         ",\"smem_per_block_optin\":" + std::to_string(p.sharedMemPerBlockOptin) + ",\"reserved_smem_per_block\":" + std::to_string(p.reservedSharedMemPerBlock) +
+         ",\"regs_per_sm\":" + std::to_string(p.regsPerMultiprocessor) + ",\"max_threads_per_sm\":" + std::to_string(p.maxThreadsPerMultiProcessor) +
+         ",\"max_blocks_per_sm\":" + std::to_string(p.maxBlocksPerMultiProcessor) + ",\"bus_width_bits\":" + std::to_string(p.memoryBusWidth) +
+         ",\"clock_khz\":" + std::to_string(clk) + ",\"mem_clock_khz\":" + std::to_string(memclk) +
+         ",\"cuda_driver_version\":" + std::to_string(drv) + ",\"cuda_runtime_version\":" + std::to_string(rtv) + "}");
+    int reps = quick ? 10 : 30;
+    if (want("memory") || want("fma") || want("mma") || want("floors")) {
+        jraw(",\"ceilings\":[");
+        if (want("memory")) { progress("device memory and L2 ceilings"); memory_tests(p.l2CacheSize, reps); }
+        if (want("fma")) { progress("FMA ceilings"); fma_ceilings(reps); }
+        if (want("mma")) { progress("mma.sync ceilings"); mma_ceilings(p, reps); }
+        if (want("floors")) { progress("launch overhead"); launch_overhead_test(); }
+        jraw("]");
     }
+    if (want("floors")) { jraw(",\"floors\":"); floor_tests(quick); }
+    if (want("per_sm")) { jraw(",\"per_sm\":"); per_sm_tests(p, quick); }
+    if (want("latency")) { jraw(",\"latency\":["); latency_tests(p, quick); jraw("]"); }
+    if (want("residency")) { progress("block residency"); jraw(",\"occupancy\":["); residency_tests(); jraw("]"); }
+    if (want("ops")) { progress("op kernels"); jraw(",\"ops\":["); op_tests(reps); jraw("]"); }
     jraw("}");
     std::printf("%s\n", out.c_str());
     return 0;

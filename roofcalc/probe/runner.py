@@ -1,108 +1,126 @@
 """Build, run and compare: the logic behind ``roofcalc probe``.
 
-``run_probe`` needs a GPU and nvcc; ``build_report`` and ``calibrated_hardware`` need
-neither: they turn the raw measurements (kept inside every report) into comparisons
-with the roofline and occupancy engines, so recorded runs can be re-checked anywhere.
+``run_probe`` needs a GPU and nvcc. It builds the CUDA probe (and, on CC 9.0, one wgmma binary
+per dtype, in parallel), runs the probe one section per process (a section that fails is
+skipped with its reason, except the device-memory ceilings, which every calibration needs),
+then the PyTorch timings, then, with two or more GPUs, the NCCL all-reduce in child processes.
+The comparison (``report.build_report``) needs neither GPU nor nvcc: recorded runs can be
+re-checked anywhere.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any, Protocol, cast
 
 from ..errors import DomainError, InputError
 from ..hardware import Hardware, load_hardware
+from .report import (
+    CALIBRATES,
+    CALIBRATION_SCHEMA,
+    DATASHEET_OF,
+    IMPOSSIBLE,
+    NVLS_VARS,
+    SCHEMA_VERSION,
+    CeilingRow,
+    OpRow,
+    ProbeReport,
+    ResidencyRow,
+    build_report,
+    calibrated_hardware,
+)
 
-SCHEMA_VERSION = 1
-IMPOSSIBLE = 1.2  # a measured ceiling above 1.2x its datasheet figure is a measurement error
+__all__ = [
+    "CALIBRATES", "CALIBRATION_SCHEMA", "DATASHEET_OF", "IMPOSSIBLE", "SCHEMA_VERSION", "Build", "CeilingRow",
+    "OpRow", "ProbeReport", "Progress", "ResidencyRow", "build_probe", "build_report", "calibrated_hardware",
+    "calibration_yaml", "detect_gpu", "find_nvcc", "report_from_file", "run_probe", "write_atomic",
+]
 
-# measured ceiling -> (hardware field it is compared with, dtype or None)
-DATASHEET_OF: dict[str, tuple[str, str | None]] = {
-    "dram_read": ("bandwidth", None), "dram_write": ("bandwidth", None), "dram_copy": ("bandwidth", None),
-    "dram_triad": ("bandwidth", None), "dram_copy_memcpy": ("bandwidth", None), "l2_read": ("none", None),
-    "fp32_fma": ("cuda_core", "fp32"), "fp64_fma": ("cuda_core", "fp64"),
-    "fp16_fma": ("cuda_core", "fp16"), "bf16_fma": ("cuda_core", "bf16"),
-    "bf16_mma_sync": ("peak", "bf16"), "fp16_mma_sync": ("peak", "fp16"), "fp8_mma_sync": ("peak", "fp8"),
-    "bf16_matmul_torch": ("peak", "bf16"), "fp16_matmul_torch": ("peak", "fp16"),
-    "tf32_matmul_torch": ("peak", "tf32"), "launch_overhead": ("launch", None),
-}
-# which measured ceilings calibrate which tensor/dense peak (the best of them is taken)
-CALIBRATES = {"bf16": ["bf16_mma_sync", "bf16_matmul_torch"], "fp16": ["fp16_mma_sync", "fp16_matmul_torch"],
-              "fp8": ["fp8_mma_sync"], "tf32": ["tf32_matmul_torch"], "fp32": ["fp32_fma"]}
-
-
-class CeilingRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    name: str
-    unit: str
-    datasheet: float | None
-    measured: float
-    fraction: float | None
-    median_s: float
-    reps: int
-    sm_clock_mhz: float | None = None
-
-
-class ResidencyRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    name: str
-    threads: int
-    regs: int
-    static_smem: int
-    dyn_smem: int
-    carveout: int
-    expected_limiter: str
-    solver_limiters: list[str]
-    solver_blocks: int
-    runtime_blocks: int
-    measured_blocks: int
-    agree: bool
+# (section of probe.cu, phase label, required, timeout in s, part of --quick)
+SECTIONS: list[tuple[str, str, bool, int, bool]] = [
+    ("memory", "device-memory and L2 ceilings", True, 240, True),
+    ("fma", "FMA ceilings (CUDA cores)", False, 90, True),
+    ("mma", "tensor cores: mma.sync", False, 90, True),
+    ("floors", "kernel floors and launch overhead", False, 90, True),
+    ("per_sm", "per-SM bandwidth", False, 150, False),
+    ("latency", "memory latency (pointer chase)", False, 90, False),
+    ("residency", "block residency", False, 150, False),
+    ("ops", "op kernels", False, 300, False),
+]
+WGMMA_DTYPES = ("bf16", "fp16", "fp8", "tf32", "int8")  # the order of WGMMA_DT in wgmma.cu
+# ceilings added with schema 2: one that fails its check is dropped and said, not fatal
+NEW_CEILINGS = {f"{dt}_wgmma" for dt in WGMMA_DTYPES} | {"fp8_matmul_torch", "int8_matmul_torch"}
 
 
-class OpRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    op: str
-    label: str
-    dtype: str
-    params: dict[str, Any]
-    impl: str
-    bound: str
-    predicted_datasheet_s: float
-    predicted_calibrated_s: float
-    measured_s: float
-    ratio: float
-    verified: bool
-    note: str | None
-    phases_s: dict[str, float] | None = None
+class Progress(Protocol):
+    """Where the runner says how far it has got (see probe/render.py for the displays)."""
+
+    def plan(self, phases: int) -> None: ...
+
+    def phase(self, name: str) -> None: ...
+
+    def detail(self, text: str) -> None: ...
 
 
-class ProbeReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    version: int = SCHEMA_VERSION
-    date: str
-    command: str
-    hardware: str
-    device: dict[str, Any]
-    driver: str | None
-    nvcc: str | None
-    quick: bool
-    ceilings: list[CeilingRow]
-    residency: list[ResidencyRow]
-    ops: list[OpRow]
-    summary: dict[str, Any]
-    skipped: list[str]
-    notes: list[str]
-    raw: dict[str, Any]
+class _CallableProgress:
+    """Adapts a plain ``callable(text)`` (one call per phase) to ``Progress``."""
+
+    def __init__(self, fn: Callable[[str], None]) -> None:
+        self.fn = fn
+
+    def plan(self, phases: int) -> None:
+        pass
+
+    def phase(self, name: str) -> None:
+        self.fn(name)
+
+    def detail(self, text: str) -> None:
+        pass
+
+
+class _Timed:
+    """Records the wall time of every phase (kept in the raw measurements)."""
+
+    def __init__(self, inner: Progress) -> None:
+        self.inner = inner
+        self.times: dict[str, float] = {}
+        self.current: str | None = None
+        self.t0 = time.monotonic()
+        self.started = 0
+
+    def plan(self, phases: int) -> None:
+        self.inner.plan(phases)
+
+    def phase(self, name: str) -> None:
+        self._close()
+        self.current, self.t0 = name, time.monotonic()
+        self.started += 1
+        self.inner.phase(name)
+
+    def detail(self, text: str) -> None:
+        self.inner.detail(text)
+
+    def _close(self) -> None:
+        if self.current is not None:
+            self.times[self.current] = round(self.times.get(self.current, 0.0) + time.monotonic() - self.t0, 2)
+
+    def finish(self) -> dict[str, float]:
+        self._close()
+        self.current = None
+        return self.times
 
 
 # ------------------------------------------------------------------ environment
@@ -119,7 +137,7 @@ def find_nvcc() -> str:
     raise DomainError("nvcc not found: install the CUDA toolkit or set CUDA_HOME (the probe is built on first use)")
 
 
-def detect_gpu() -> dict[str, str]:
+def detect_gpu() -> dict[str, Any]:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         raise DomainError("no NVIDIA GPU found: nvidia-smi is not on PATH")
@@ -132,8 +150,11 @@ def detect_gpu() -> dict[str, str]:
     if out.returncode != 0 or not lines:
         last = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["no output"]
         raise DomainError(f"no NVIDIA GPU found: nvidia-smi says {last[0]}")
-    name, cc, driver = (x.strip() for x in lines[0].split(",")[:3])
-    return {"name": name, "cc": cc, "driver": driver}
+    parts = [x.strip() for x in lines[0].split(",")]
+    if len(parts) < 3:
+        raise DomainError(f"no NVIDIA GPU found: nvidia-smi printed {lines[0]!r}")
+    name, cc, driver = parts[:3]
+    return {"name": name, "cc": cc, "driver": driver, "count": len(lines)}
 
 
 def nvcc_version(nvcc: str) -> str:
@@ -142,217 +163,269 @@ def nvcc_version(nvcc: str) -> str:
     return lines[-1].strip() if lines else "unknown"
 
 
-def probe_source() -> str:
+def cuda_source(name: str) -> str:
     from importlib.resources import files
 
-    return files("roofcalc.probe").joinpath("probe.cu").read_text(encoding="utf-8")
+    return files("roofcalc.probe").joinpath(name).read_text(encoding="utf-8")
+
+
+def probe_source() -> str:
+    return cuda_source("probe.cu")
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("ROOFCALC_CACHE", Path.home() / ".cache" / "roofcalc")) / "probe"
+
+
+class Build:
+    """One nvcc compilation, started at once in the background; cached per source, flags and nvcc."""
+
+    def __init__(self, nvcc: str, source: str, stem: str, gencode: str, defines: tuple[str, ...] = (),
+                 cache_dir: Path | None = None, label: str = "the probe") -> None:
+        src = cuda_source(source)
+        key = hashlib.sha256(f"{src}\0{gencode}\0{' '.join(defines)}\0{nvcc_version(nvcc)}".encode()).hexdigest()[:16]
+        root = cache_dir or _cache_root()
+        self.exe = root / f"{stem}-{key}"
+        self.label = label
+        self.error: str | None = None
+        self.proc: subprocess.Popen[str] | None = None
+        self.tmp: Path | None = None
+        if self.exe.is_file():
+            return
+        root.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(dir=root))
+        cu = self.tmp / source
+        cu.write_text(src, encoding="utf-8")
+        self.out = self.tmp / stem
+        cmd = [nvcc, "-O3", "-std=c++17", f"-gencode={gencode}", *defines, "-o", str(self.out), str(cu)]
+        try:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         errors="replace")
+        except OSError as e:
+            self.error = str(e)
+            self._cleanup()
+
+    def wait(self) -> Path:
+        if self.proc is not None:
+            out, err = self.proc.communicate()
+            rc = self.proc.returncode
+            self.proc = None
+            try:
+                if rc != 0:
+                    self.error = " | ".join((err or out).strip().splitlines()[-4:]) or f"exit code {rc}"
+                else:
+                    os.replace(self.out, self.exe)
+            finally:
+                self._cleanup()
+        if self.error is not None:
+            raise DomainError(f"building {self.label} with nvcc failed: {self.error}")
+        return self.exe
+
+    def cancel(self) -> None:
+        """Stop a build nobody waits for (and close its pipes); a finished one is left as it is."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.communicate()
+        self.proc = None
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
 
 
 def build_probe(nvcc: str, arch: str, cache_dir: Path | None = None) -> Path:
     """Compile probe.cu for ``arch`` (e.g. '90'), cached per source hash, arch and nvcc version."""
-    src = probe_source()
-    ver = nvcc_version(nvcc)
-    key = hashlib.sha256(f"{src}\0{arch}\0{ver}".encode()).hexdigest()[:16]
-    root = cache_dir or Path(os.environ.get("ROOFCALC_CACHE", Path.home() / ".cache" / "roofcalc")) / "probe"
-    exe = root / f"probe-sm{arch}-{key}"
-    if exe.is_file():
-        return exe
-    root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root) as tmp:
-        cu = Path(tmp) / "probe.cu"
-        cu.write_text(src, encoding="utf-8")
-        out_exe = Path(tmp) / "probe"
-        cmd = [nvcc, "-O3", "-std=c++17", f"-gencode=arch=compute_{arch},code=sm_{arch}", "-o", str(out_exe), str(cu)]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            tail = " | ".join((res.stderr or res.stdout).strip().splitlines()[-4:])
-            raise DomainError(f"building the probe with nvcc failed: {tail}")
-        os.replace(out_exe, exe)
-    return exe
+    return Build(nvcc, "probe.cu", f"probe-sm{arch}", f"arch=compute_{arch},code=sm_{arch}", cache_dir=cache_dir).wait()
 
 
-def run_binary(exe: Path, quick: bool, timeout: int = 900) -> dict[str, Any]:
+def wgmma_build(nvcc: str, dtype: str, cache_dir: Path | None = None) -> Build:
+    """The wgmma binary for one dtype (sm_90a only), started in the background."""
+    return Build(nvcc, "wgmma.cu", f"wgmma-{dtype}-sm90a", "arch=compute_90a,code=sm_90a",
+                 (f"-DWGMMA_DT={WGMMA_DTYPES.index(dtype)}",), cache_dir=cache_dir, label=f"the wgmma probe ({dtype})")
+
+
+def run_section(cmd: list[str], timeout: float, on_progress: Callable[[str], None]) -> dict[str, Any]:
+    """Run one probe binary; stream its '@progress' lines; return the JSON object it prints."""
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True, errors="replace",
+                                    start_new_session=True)
+        except OSError as e:
+            raise DomainError(f"cannot run {Path(cmd[0]).name}: {e.strerror}") from None
+        err_lines: list[str] = []
+
+        def pump() -> None:
+            if proc.stderr is None:
+                return
+            for line in proc.stderr:
+                if line.startswith("@progress "):
+                    with contextlib.suppress(Exception):  # a display problem never stops a measurement
+                        on_progress(line[len("@progress "):].strip())
+                else:
+                    err_lines.append(line.rstrip("\n"))
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # the binary and anything it started: this call's group
+            proc.wait()
+            raise DomainError(f"did not finish in {timeout:.0f} s") from None
+        finally:
+            reader.join(10)
+            if proc.stderr is not None and not reader.is_alive():
+                proc.stderr.close()
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    if rc != 0:
+        tail = " | ".join(ln.strip() for ln in err_lines if ln.strip())
+        raise DomainError((tail[-400:] if tail else "") or f"exit code {rc}")
     try:
-        res = subprocess.run([str(exe), *(["--quick"] if quick else [])], capture_output=True, text=True,
-                             timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise DomainError(f"the probe did not finish in {timeout} s") from None
-    if res.returncode != 0:
-        tail = " | ".join(res.stderr.strip().splitlines()[-3:]) or f"exit code {res.returncode}"
-        raise DomainError(f"the probe failed: {tail}")
-    try:
-        data: dict[str, Any] = json.loads(res.stdout)
+        data = json.loads(text)
     except json.JSONDecodeError:
-        raise DomainError("the probe printed something that is not JSON") from None
+        raise DomainError("printed something that is not JSON") from None
+    if not isinstance(data, dict) or "device" not in data:
+        raise DomainError("printed JSON without a 'device' object")
     return data
 
 
-def run_torch(quick: bool, reps: int, progress: Callable[[str], None]) -> tuple[dict[str, Any], list[str]]:
-    """Ceilings and op timings through PyTorch, where it is installed with CUDA."""
+def _merge(raw: dict[str, Any], data: dict[str, Any]) -> None:
+    raw.setdefault("device", data["device"])
+    for k, v in data.items():
+        if k == "device":
+            continue
+        if isinstance(v, list):
+            raw.setdefault(k, []).extend(v)
+        else:
+            raw[k] = v
+
+
+def _drop_unusable(rows: list[dict[str, Any]], hw: Hardware, skipped: list[str]) -> list[dict[str, Any]]:
+    """Ceilings added in schema 2 that fail their check or exceed 1.2x the datasheet are said and left out."""
+    from .report import _datasheet
+
+    keep = []
+    for c in rows:
+        if c.get("name") in NEW_CEILINGS:
+            ds = _datasheet(hw, c["name"])
+            if not c.get("verified"):
+                skipped.append(f"{c['name']}: its result check failed; not used")
+                continue
+            if ds and c["value"] > IMPOSSIBLE * ds:
+                skipped.append(f"{c['name']}: {c['value']:.4g} {c['unit']} is {c['value'] / ds:.2f}x the datasheet "
+                               "figure, a measurement error; not used")
+                continue
+        keep.append(c)
+    return keep
+
+
+# ------------------------------------------------------------------ PyTorch and NCCL
+
+
+def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any], list[str]]:
+    """Ceilings, floors, GEMM efficiency and op timings through PyTorch, where it is installed with CUDA."""
     try:
         import torch  # type: ignore[import-not-found]
     except ImportError:
-        return {}, ["PyTorch is not installed: GEMM, attention, decode and prefill timings skipped"]
+        return {}, ["PyTorch is not installed: its floor, GEMM, attention, decode and prefill timings and the "
+                    "interconnect (NCCL) part skipped"]
+    except Exception as e:  # installed but broken (a missing CUDA library, say)
+        return {}, [f"PyTorch cannot be imported ({_one_line(e)}): its timings and the interconnect part skipped"]
     if not torch.cuda.is_available():
-        return {}, ["PyTorch sees no CUDA device: its timings skipped"]
+        return {}, ["PyTorch sees no CUDA device: its timings and the interconnect part skipped"]
     from . import torch_ops
 
-    out: dict[str, Any] = {"torch": torch.__version__, "ceilings": [], "ops": []}
+    out: dict[str, Any] = {"torch": torch.__version__, "ceilings": [], "ops": [],
+                           "device_count": int(torch.cuda.device_count())}
     skipped: list[str] = []
-    progress("matrix-product ceilings (PyTorch)")
-    out["ceilings"] = torch_ops.matmul_ceilings(torch, reps)
+    progress.phase("PyTorch: op floor and matrix-product ceilings")
+    try:
+        out["floor"] = torch_ops.torch_op_floor(torch, 5 if quick else 7)
+    except Exception as e:  # report, keep the rest
+        skipped.append(f"PyTorch op floor: {_one_line(e)}")
+    out["ceilings"] = torch_ops.matmul_ceilings(torch, reps, skipped)
     if quick:
         return out, skipped
+    progress.phase("PyTorch: GEMM efficiency (odd, small, skinny, mid-size, fp8, fp32)")
+    try:
+        out["gemm"] = torch_ops.gemm_efficiency(torch, 10)
+    except Exception as e:
+        skipped.append(f"GEMM efficiency: {_one_line(e)}")
     for label, fn in (("GEMM shapes", torch_ops.gemm_ops), ("attention", torch_ops.attention_ops),
                       ("Llama decode and prefill", torch_ops.llama_ops)):
-        progress(f"{label} (PyTorch)")
+        progress.phase(f"PyTorch: {label}")
         try:
             out["ops"] += fn(torch, reps)
         except Exception as e:  # report, keep the rest
-            skipped.append(f"{label}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            skipped.append(f"{label}: {_one_line(e)}")
     return out, skipped
 
 
-# ------------------------------------------------------------------ comparison (no GPU needed)
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
 
 
-def _datasheet(hw: Hardware, name: str) -> float | None:
-    kind, dt = DATASHEET_OF.get(name, ("none", None))
-    if kind == "bandwidth":
-        return hw.bandwidth
-    if kind == "cuda_core" and dt in hw.cuda_core_flops_per_s:
-        return float(hw.cuda_core_flops_per_s[dt].value)
-    if kind == "peak" and dt in hw.peak_flops_per_s:
-        return float(hw.peak_flops_per_s[dt].value)
-    if kind == "launch" and hw.launch_overhead_s is not None:
-        return float(hw.launch_overhead_s.value)
-    return None
+def run_interconnect(gpus: int, quick: bool, progress: Progress,
+                     timeout: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    """NCCL all-reduce (child processes, one per GPU) and a peer-to-peer copy (this process)."""
+    from importlib.resources import as_file, files
+
+    ic: dict[str, Any] = {"gpus": gpus, "env": {k: os.environ.get(k) for k in NVLS_VARS}}
+    skipped: list[str] = []
+    timeout = timeout or (60 if quick else 120)  # about 20-30 s expected: NCCL start-up, then the sizes
+    progress.detail(f"NCCL all-reduce on {gpus} GPUs (torch.distributed.run)")
+    with tempfile.TemporaryDirectory() as tmp, as_file(files("roofcalc.probe").joinpath("nccl_bench.py")) as script:
+        out = Path(tmp) / "nccl.json"
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
+               str(script), "--out", str(out), *(["--quick"] if quick else [])]
+        reason = None
+        try:
+            # the environment goes to the children unchanged (NVLink multicast switches included)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace", env=os.environ.copy(), start_new_session=True)
+        except OSError as e:
+            reason, log = f"cannot start {sys.executable}: {e.strerror}", ""
+        else:
+            try:
+                log, _ = proc.communicate(timeout=timeout)
+                if proc.returncode != 0:
+                    reason = f"exit code {proc.returncode}"
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # torchrun and its workers: the group this call started
+                log, _ = proc.communicate()
+                reason = f"did not finish in {timeout} s"
+        ic["log_tail"] = (log or "").splitlines()[-15:]
+        if out.is_file():
+            try:
+                ic["nccl"] = json.loads(out.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                reason = reason or "its output file is not JSON"
+        elif reason is None:
+            reason = "no output file"
+        if reason is not None:
+            last = next((ln.strip() for ln in reversed(ic["log_tail"]) if ln.strip()), "")
+            kept = "; the sizes measured before that are kept" if "nccl" in ic else ""
+            skipped.append(f"interconnect (NCCL all-reduce): {reason}{kept}" + (f" ({last[:200]})" if last else ""))
+    progress.detail("peer-to-peer copy GPU 0 -> GPU 1")
+    try:
+        import torch
+
+        from . import torch_ops
+
+        ic["p2p"] = torch_ops.p2p_copy(torch, quick)
+    except Exception as e:
+        ic["p2p"] = {"error": _one_line(e)}
+        skipped.append(f"peer-to-peer copy: {_one_line(e)}")
+    return ic, skipped
 
 
-def calibrated_hardware(hw: Hardware, raw: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    """A hardware document whose ceilings are the probe's measurements (kind: measured)."""
-    ceil = {c["name"]: c for c in _all_ceilings(raw)}
-    doc = hw.model_dump(mode="json", exclude_none=True)
-    doc["id"] = f"{hw.id}-measured"
-    doc["name"] = f"{hw.name} (measured {meta['date']})"
-    doc["aliases"] = []
-    doc["sources"]["probe"] = {"title": f"roofcalc probe on {raw['device']['name']}, driver {meta.get('driver')}, "
-                                        f"{meta['date']}: {meta['command']}"}
-
-    def fig(c: dict[str, Any]) -> dict[str, Any]:
-        return {"value": c["value"], "source": "probe", "kind": "measured",
-                "note": f"{c['name']}, median of {c['reps']}"}
-
-    dram = [ceil[n] for n in ("dram_read", "dram_write", "dram_copy", "dram_triad", "dram_copy_memcpy") if n in ceil]
-    if dram:
-        doc["memory"]["bandwidth_bytes_per_s"] = fig(max(dram, key=lambda c: c["value"]))
-    for dt, names in CALIBRATES.items():
-        got = [ceil[n] for n in names if n in ceil]
-        if got and dt in doc["peak_flops_per_s"]:
-            doc["peak_flops_per_s"][dt] = fig(max(got, key=lambda c: c["value"]))
-    for name, dt in (("fp32_fma", "fp32"), ("fp64_fma", "fp64"), ("fp16_fma", "fp16"), ("bf16_fma", "bf16")):
-        if name in ceil:
-            doc.setdefault("cuda_core_flops_per_s", {})[dt] = fig(ceil[name])
-    if "launch_overhead" in ceil:
-        doc["launch_overhead_s"] = fig(ceil["launch_overhead"])
-    doc["calibration"] = {"base": hw.id, "device_name": raw["device"]["name"], "driver": meta.get("driver"),
-                          "date": meta["date"], "command": meta["command"]}
-    return doc
-
-
-def _all_ceilings(raw: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(raw.get("ceilings", [])) + list(raw.get("torch", {}).get("ceilings", []))
-
-
-def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str, warnings: list[str],
-             phases: dict[str, float] | None) -> str | None:
-    if 0.5 <= row_ratio <= 2.0:
-        return None
-    if phases:
-        parts = ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in phases.items())
-        return f"runs as separate kernels, timed one by one: {parts}"
-    eight = [w for w in warnings if "multiple of 8" in w]
-    if eight and op == "gemm":
-        return eight[0]
-    if pred < 50e-6:
-        return "small op: launch latency and ramp-up dominate the roofline floor"
-    if row_ratio < 0.5 and bound == "compute":
-        return "faster than the calibrated compute ceiling: the ceiling came from a slower path"
-    return "off by more than 2x: see the validation README"
-
-
-def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skipped: list[str],
-                 quick: bool) -> tuple[ProbeReport, dict[str, Any]]:
-    """Compare raw measurements with the engines. Returns the report and the calibration doc."""
-    from ..occupancy_solver import blocks_per_sm
-    from ..roofline import analyze
-    from ..specfile import validate
-
-    notes: list[str] = []
-    ceilings = []
-    for c in _all_ceilings(raw):
-        ds = _datasheet(hw, c["name"])
-        frac = c["value"] / ds if ds else None
-        if c["unit"] != "s" and frac is not None and frac > IMPOSSIBLE:
-            raise DomainError(f"impossible measurement: {c['name']} = {c['value']:.4g} {c['unit']} is "
-                              f"{frac:.2f}x the datasheet figure; refusing to calibrate")
-        if not c.get("verified", False):
-            raise DomainError(f"the result check of {c['name']} failed; refusing to calibrate")
-        ceilings.append(CeilingRow(name=c["name"], unit=c["unit"], datasheet=ds, measured=c["value"], fraction=frac,
-                                   median_s=c["median_s"], reps=c["reps"], sm_clock_mhz=c.get("sm_clock_mhz")))
-    boost = hw.clocks.boost_mhz.value if hw.clocks.boost_mhz else None
-    for row in ceilings:
-        if row.sm_clock_mhz and boost and row.fraction is not None:
-            at_clock = row.fraction * boost / row.sm_clock_mhz
-            notes.append(f"{row.name} ran at an effective SM clock of {row.sm_clock_mhz:.0f} MHz (the datasheet rate "
-                         f"assumes {boost:.0f}); at that clock it reached {at_clock:.1%} of the per-clock peak")
-    if any(row.name.endswith("mma_sync") for row in ceilings) and hw.cc and hw.cc[0] == 9:
-        notes.append("mma.sync is the pre-Hopper tensor-core path: Hopper reaches its full tensor rate only "
-                     "with wgmma (warpgroup MMA), so the *_mma_sync figures sit below the dense peak")
-    cal_doc = calibrated_hardware(hw, raw, meta)
-    cal = validate(Hardware, cal_doc, "calibration")
-
-    residency = []
-    for r in raw.get("occupancy", []):
-        blocks, lims = blocks_per_sm(hw, r["threads"], r["regs"], r["dyn_smem"], r["static_smem"], r["carveout"])
-        residency.append(ResidencyRow(
-            name=r["name"], threads=r["threads"], regs=r["regs"], static_smem=r["static_smem"],
-            dyn_smem=r["dyn_smem"], carveout=r["carveout"], expected_limiter=r["expected_limiter"],
-            solver_limiters=lims, solver_blocks=blocks, runtime_blocks=r["runtime_blocks"],
-            measured_blocks=r["measured_blocks"],
-            agree=blocks == r["runtime_blocks"] == r["measured_blocks"]))
-
-    ops = []
-    for o in list(raw.get("ops", [])) + list(raw.get("torch", {}).get("ops", [])):
-        params = dict(o["params"])
-        dr = analyze(o["op"], hw, dtype=o["dtype"], **params)
-        cr = analyze(o["op"], cal, dtype=o["dtype"], **params)
-        ratio = o["median_s"] / cr.predicted_s
-        label = o.get("label", o["op"])
-        ops.append(OpRow(op=o["op"], label=label, dtype=o["dtype"], params=params, impl=o["impl"], bound=cr.bound,
-                         predicted_datasheet_s=dr.predicted_s, predicted_calibrated_s=cr.predicted_s,
-                         measured_s=o["median_s"], ratio=ratio, verified=bool(o["verified"]), phases_s=o.get("phases_s"),
-                         note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"], cr.warnings,
-                                       o.get("phases_s"))))
-    bad = [o for o in ops if not o.verified]
-    if bad:
-        raise DomainError(f"the result check of op {bad[0].op} ({bad[0].label}) failed")
-
-    large = sorted(o.ratio for o in ops if o.measured_s > 100e-6)
-    summary: dict[str, Any] = {
-        "residency_configs": len(residency),
-        "residency_agree": sum(r.agree for r in residency),
-        "large_ops": len(large),
-        "median_ratio_large_ops": large[len(large) // 2] if large else None,
-        "ops_off_by_2x": [o.label for o in ops if not 0.5 <= o.ratio <= 2.0],
-    }
-    for row in ceilings:
-        if row.fraction is not None:
-            summary[f"{row.name}_fraction"] = row.fraction
-    report = ProbeReport(date=meta["date"], command=meta["command"], hardware=hw.id, device=raw["device"],
-                         driver=meta.get("driver"), nvcc=meta.get("nvcc"), quick=quick, ceilings=ceilings,
-                         residency=residency, ops=ops, summary=summary, skipped=skipped, notes=notes, raw=raw)
-    return report, cal_doc
+# ------------------------------------------------------------------ the probe
 
 
 def match_hardware(device_name: str, override: str | None) -> Hardware:
@@ -364,28 +437,108 @@ def match_hardware(device_name: str, override: str | None) -> Hardware:
         raise DomainError(f"the GPU {device_name!r} is not in the registry; pass --hw NAME for the closest part") from None
 
 
-def run_probe(quick: bool, hw_override: str | None, command: str,
-              progress: Callable[[str], None]) -> tuple[ProbeReport, dict[str, Any]]:
-    progress("detecting the GPU")
+def _as_progress(progress: Progress | Callable[[str], None]) -> Progress:
+    if hasattr(progress, "phase"):
+        return cast(Progress, progress)
+    return _CallableProgress(progress)
+
+
+def run_probe(quick: bool, hw_override: str | None, command: str, progress: Progress | Callable[[str], None],
+              save_raw: str | None = None) -> tuple[ProbeReport, dict[str, Any]]:
+    """Measure, then compare. ``save_raw``: a file rewritten with the raw measurements after every
+    phase, so that a run cut short or whose comparison fails can be rebuilt with ``probe --report``."""
+    prog = _Timed(_as_progress(progress))
+    prog.plan(4 + len(SECTIONS) + (1 if quick else 5))  # refined once the GPU is known
+    prog.phase("detecting the GPU")
     gpu = detect_gpu()
     nvcc = find_nvcc()
-    arch = gpu["cc"].replace(".", "")
-    progress(f"building the probe for sm_{arch}")
-    exe = build_probe(nvcc, arch)
-    progress("measuring ceilings" + ("" if quick else ", residency and ops") + " (probe)")
-    raw = run_binary(exe, quick)
-    torch_raw, skipped = run_torch(quick, 10 if quick else 20, progress)
-    if torch_raw:
-        raw["torch"] = torch_raw
-    hw = match_hardware(raw["device"]["name"], hw_override)
+    hw = match_hardware(gpu["name"], hw_override)
     meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "command": command,
             "driver": gpu["driver"], "nvcc": nvcc_version(nvcc)}
-    progress("comparing with the engines")
-    return build_report(raw, hw, meta, skipped, quick)
+    arch = gpu["cc"].replace(".", "")
+    wgmma = [] if gpu["cc"] != "9.0" else (["bf16"] if quick else list(WGMMA_DTYPES))
+    sections = [s for s in SECTIONS if s[4] or not quick]
+    prog.plan(3 + len(sections) + bool(wgmma) + (1 if quick else 5) + (1 if gpu["count"] > 1 else 0))
+    prog.phase("building the probe with nvcc" + (" (and the wgmma binaries, in the background)" if wgmma else ""))
+    q = ["--quick"] if quick else []
+    builds: dict[str, Build] = {}
+    skipped: list[str] = []
+    # the NVLink multicast switches as the machine sets them (read, never changed)
+    raw: dict[str, Any] = {"schema": SCHEMA_VERSION, "env": {k: os.environ.get(k) for k in NVLS_VARS}}
+
+    def checkpoint(partial: bool = True) -> None:
+        """The raw measurements so far (a run cut short still leaves them for --report)."""
+        if save_raw and "device" in raw:
+            raw["phase_wall_s"] = dict(prog.times)
+            write_atomic(save_raw, json.dumps({"version": SCHEMA_VERSION, **meta, "hardware": hw.id, "quick": quick,
+                                               "partial": partial, "skipped": skipped, "raw": raw},
+                                              indent=1) + "\n")
+    try:
+        builds["probe"] = Build(nvcc, "probe.cu", f"probe-sm{arch}", f"arch=compute_{arch},code=sm_{arch}")
+        for dt in wgmma:
+            builds[dt] = wgmma_build(nvcc, dt)
+        exe = builds["probe"].wait()
+        for section, label, required, timeout, _ in sections:
+            prog.phase(label)
+            try:
+                data = run_section([str(exe), "--section", section, *q], timeout, prog.detail)
+            except DomainError as e:
+                if required:
+                    raise DomainError(f"the probe failed ({label}): {e}") from None
+                skipped.append(f"{label}: {e}")
+                continue
+            _merge(raw, data)
+            checkpoint()
+        if wgmma:
+            prog.phase("tensor cores: wgmma (sm_90a)")
+            variants: dict[str, Any] = {}
+            for dt in wgmma:
+                prog.detail(f"wgmma {dt}: waiting for its build" if builds[dt].proc else f"wgmma {dt}")
+                try:
+                    data = run_section([str(builds[dt].wait()), "--dtype", dt, *q], 120, prog.detail)
+                except DomainError as e:
+                    skipped.append(f"wgmma {dt}: {e}")
+                    continue
+                raw.setdefault("ceilings", []).extend(_drop_unusable(data.get("ceilings", []), hw, skipped))
+                variants[dt] = data.get("variants", [])
+                raw["wgmma"] = {"variants": variants}
+                checkpoint()
+        else:
+            raw["wgmma_skipped"] = f"this GPU is CC {gpu['cc']}; wgmma needs sm_90a (CC 9.0)"
+    finally:
+        for b in builds.values():
+            b.cancel()
+    try:
+        torch_raw, tskipped = run_torch(quick, 10 if quick else 20, prog)
+    except Exception as e:  # whatever breaks there, the CUDA measurements above stand
+        torch_raw, tskipped = {}, [f"the PyTorch part stopped: {_one_line(e)}"]
+    skipped += tskipped
+    if torch_raw:
+        torch_raw["ceilings"] = _drop_unusable(torch_raw.get("ceilings", []), hw, skipped)
+        raw["torch"] = torch_raw
+        checkpoint()
+        n = int(torch_raw.get("device_count", 1))
+        if n >= 2:
+            prog.phase(f"interconnect: NCCL all-reduce and peer-to-peer copy ({n} GPUs)")
+            try:
+                ic, iskipped = run_interconnect(n, quick, prog)
+            except Exception as e:
+                ic, iskipped = {"gpus": n, "error": _one_line(e)}, [f"interconnect: {_one_line(e)}"]
+            raw["interconnect"] = ic
+            skipped += iskipped
+        else:
+            skipped.append(f"interconnect: {n} GPU visible; the all-reduce and peer-to-peer figures need two or more")
+    prog.plan(prog.started + 1)  # what was planned and did not run (no PyTorch, say) leaves the count
+    prog.phase("comparing with the engines")
+    raw["phase_wall_s"] = dict(prog.times)
+    checkpoint(partial=False)
+    result = build_report(raw, hw, meta, skipped, quick)
+    prog.finish()
+    return result
 
 
 def report_from_file(path: str) -> ProbeReport:
-    """Re-read a saved report and recompute every comparison from its raw measurements."""
+    """Re-read a saved report (or a --save-raw file) and recompute every comparison from its raw measurements."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such report")
@@ -395,8 +548,10 @@ def report_from_file(path: str) -> ProbeReport:
         raise InputError(f"{path}: cannot read: {e}") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-    if not isinstance(saved, dict) or "raw" not in saved:
+    if not isinstance(saved, dict) or not isinstance(saved.get("raw"), dict) or "hardware" not in saved:
         raise InputError(f"{path}: not a roofcalc probe report (no 'raw' measurements)")
+    if "device" not in saved["raw"]:
+        raise InputError(f"{path}: the raw measurements have no 'device'")
     hw = load_hardware(saved["hardware"])
     meta = {k: saved.get(k) for k in ("date", "command", "driver", "nvcc")}
     report, _ = build_report(saved["raw"], hw, meta, saved.get("skipped", []), saved.get("quick", False))
@@ -424,6 +579,8 @@ def write_atomic(path: str, text: str) -> None:
 def calibration_yaml(doc: dict[str, Any]) -> str:
     import yaml
 
-    head = ("# Written by 'roofcalc probe --save-calibration': the base hardware file with the ceilings\n"
-            "# the probe measured (kind: measured). Use it with: roofcalc op ... --calibration THIS_FILE\n")
+    head = (f"# Written by 'roofcalc probe --save-calibration' (calibration schema {CALIBRATION_SCHEMA}): the base\n"
+            "# hardware file with the ceilings the probe measured (kind: measured) and, under expected:, the\n"
+            "# floors, per-SM bandwidth, latency, GEMM and interconnect figures it measured.\n"
+            "# Use it with: roofcalc op ... --calibration THIS_FILE\n")
     return head + yaml.safe_dump(doc, sort_keys=False, width=120)

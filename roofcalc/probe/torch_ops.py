@@ -1,17 +1,19 @@
 """Op timings through PyTorch (cuBLAS, SDPA), run only where torch with CUDA is installed.
 
 Each record: {op, dtype, params, median_s, impl, verified, check}. Inputs are random
-(never zeros); outputs are compared with a float32 recomputation on a slice.
+(never zeros); outputs are compared with a float32 (or float64) recomputation on a slice.
+Timings keep every sample (``samples_s``) so that the report can show the spread.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
 
-def _median_time(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3) -> float:
+def _sample_times(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3) -> list[float]:
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -24,8 +26,17 @@ def _median_time(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3) 
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b) * 1e-3)
-    times.sort()
+    return times
+
+
+def _median_time(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3) -> float:
+    times = sorted(_sample_times(torch, fn, reps, warmup))
     return float(times[len(times) // 2])
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return float(s[len(s) // 2])
 
 
 def _rel_err(torch: Any, got: Any, ref: Any) -> float:
@@ -33,25 +44,221 @@ def _rel_err(torch: Any, got: Any, ref: Any) -> float:
     return float((got - ref).norm() / ref.norm())
 
 
-def matmul_ceilings(torch: Any, reps: int) -> list[dict[str, Any]]:
-    """The 'large matrix product through the library' ceiling, per dtype (8192^3, random data)."""
-    out = []
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
+
+
+def _set_tf32(torch: Any, on: bool) -> None:
+    torch.backends.cuda.matmul.allow_tf32 = on
+
+
+def torch_op_floor(torch: Any, reps: int, n: int = 1000) -> dict[str, Any]:
+    """Per op when tiny PyTorch ops are issued back to back: n x.add_(1) on a 1-element tensor.
+
+    Host wall clock from the first issue to the end of the last kernel (synchronized), divided
+    by n: what eager PyTorch code pays per op when the GPU work is negligible.
+    """
+    x = torch.zeros(1, device="cuda", dtype=torch.float32)
+    for _ in range(100):
+        x.add_(1)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x.add_(1)
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) / n)
+    want = 100 + reps * n  # exact in float32 (< 2**24)
+    got = float(x.item())
+    return {"name": "torch_op", "kernels_per_sample": n, "samples_s": samples, "verified": got == want,
+            "check": f"the tensor holds {got:.0f} (expected {want})"}
+
+
+def _fp8_operands(torch: Any, m: int, n: int, k: int) -> tuple[Any, Any, Any]:
+    a = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float8_e4m3fn)
+    b = (torch.randn(n, k, device="cuda") * 0.5).to(torch.float8_e4m3fn).t()  # k x n, column-major
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    return a, b, one
+
+
+def _fp8_gemm(torch: Any, m: int, n: int, k: int, reps: int, fast: bool) -> tuple[list[float], bool, str]:
+    a, b, one = _fp8_operands(torch, m, n, k)
+
+    def fn() -> Any:
+        c = torch._scaled_mm(a, b, one, one, out_dtype=torch.bfloat16, use_fast_accum=fast)
+        return c[0] if isinstance(c, tuple) else c  # (out, amax) before PyTorch 2.5
+
+    times = _sample_times(torch, fn, reps)
+    c = fn()
+    err = _rel_err(torch, c[:32], a[:32].float() @ b.float())
+    return times, err < 3e-2, f"rel. error {err:.1e} vs fp32 on 32 rows"
+
+
+def _int8_gemm(torch: Any, m: int, n: int, k: int, reps: int) -> tuple[list[float], bool, str]:
+    a = torch.randint(-8, 9, (m, k), device="cuda", dtype=torch.int8)
+    b = torch.randint(-8, 9, (n, k), device="cuda", dtype=torch.int8).t()  # k x n, column-major
+    times = _sample_times(torch, lambda: torch._int_mm(a, b), reps)
+    c = torch._int_mm(a, b)
+    ref = a[:16].double() @ b.double()  # exact: |sum| < 2**53
+    ok = bool(torch.equal(c[:16].double(), ref))
+    return times, ok, "exact against float64 on 16 rows" if ok else "differs from float64 on 16 rows"
+
+
+def matmul_ceilings(torch: Any, reps: int, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+    """The 'large matrix product through the library' ceiling, per dtype (8192^3, random data).
+
+    bf16, fp16 and tf32 through torch.matmul; fp8 e4m3 through torch._scaled_mm (the faster
+    of plain and fast accumulation) and int8 through torch._int_mm, where the GPU and this
+    PyTorch have them. A dtype that fails is left out and said in ``skipped``.
+    """
+    out: list[dict[str, Any]] = []
     n = 8192
-    for dtype_name, dt, tf32 in (("bf16", torch.bfloat16, False), ("fp16", torch.float16, False),
-                                 ("tf32", torch.float32, True)):
-        torch.backends.cuda.matmul.allow_tf32 = tf32
+    cc = torch.cuda.get_device_capability()
+    for dtype_name in ("bf16", "fp16", "tf32", "fp8", "int8"):
+        try:
+            rec = _one_ceiling(torch, dtype_name, n, reps, cc)
+        except Exception as e:  # report, keep the rest
+            if skipped is not None:
+                skipped.append(f"{dtype_name} matrix-product ceiling (PyTorch): {_first_line(e)}")
+            rec = None
+        finally:
+            _set_tf32(torch, False)
+            torch.cuda.empty_cache()
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def _one_ceiling(torch: Any, dtype_name: str, n: int, reps: int, cc: tuple[int, int]) -> dict[str, Any] | None:
+    flops = 2 * n**3
+    impl = "torch.matmul (cuBLAS)"
+    if dtype_name in ("bf16", "fp16", "tf32"):
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}[dtype_name]
+        _set_tf32(torch, dtype_name == "tf32")
         a = torch.randn(n, n, device="cuda", dtype=dt)
         b = torch.randn(n, n, device="cuda", dtype=dt)
-        t = _median_time(torch, functools.partial(torch.matmul, a, b), reps)
+        times = _sample_times(torch, functools.partial(torch.matmul, a, b), reps)
         c = torch.matmul(a, b)
-        err = _rel_err(torch, c[:64], a[:64].float() @ b.float())
+        err = _rel_err(torch, c[:64], a[:64].double() @ b.double())
         if not err < 3e-2:
             raise RuntimeError(f"{dtype_name} matmul check failed: relative error {err:.2e}")
-        out.append({"name": f"{dtype_name}_matmul_torch", "unit": "FLOP/s", "value": 2 * n**3 / t,
-                    "work": 2 * n**3, "median_s": t, "reps": reps, "verified": True})
-        del a, b, c
-    torch.backends.cuda.matmul.allow_tf32 = False
+        check = f"rel. error {err:.1e} vs float64 on 64 rows"
+    elif dtype_name == "fp8":
+        if cc < (8, 9) or not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+            return None
+        times, check = [], ""
+        for fast in (False, True):
+            tt, ok, chk = _fp8_gemm(torch, n, n, n, reps, fast)
+            if not ok:
+                raise RuntimeError(f"fp8 _scaled_mm check failed ({chk})")
+            if not times or _median(tt) < _median(times):
+                times, check = tt, chk + (", fast accumulation" if fast else "")
+                impl = "torch._scaled_mm e4m3 -> bf16 (cuBLASLt)" + (", use_fast_accum" if fast else "")
+    else:
+        if cc < (7, 5) or not hasattr(torch, "_int_mm"):
+            return None
+        times, ok, check = _int8_gemm(torch, n, n, n, reps)
+        if not ok:
+            raise RuntimeError(f"int8 _int_mm check failed ({check})")
+        impl = "torch._int_mm s8 -> s32 (cuBLASLt)"
+    t = _median(times)
+    return {"name": f"{dtype_name}_matmul_torch", "unit": "FLOP/s", "value": flops / t, "work": flops, "median_s": t,
+            "reps": reps, "verified": True, "samples_s": times, "instruction": impl, "check": check}
+
+
+def p2p_copy(torch: Any, quick: bool, src: int = 0, dst: int = 1) -> dict[str, Any]:
+    """Peer-to-peer copy bandwidth: ``b.copy_(a)`` from cuda:src to cuda:dst, 1 GiB (256 MiB quick).
+
+    Host clock around each copy with both devices synchronized before and after; the copy is
+    checked (destination zeroed first, then the byte sums and a strided sample compared).
+    """
+    nbytes = (256 if quick else 1024) << 20
+    a = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, device=f"cuda:{src}")
+    b = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{dst}")
+    peer = bool(torch.cuda.can_device_access_peer(src, dst))
+
+    def sync() -> None:
+        torch.cuda.synchronize(src)
+        torch.cuda.synchronize(dst)
+
+    b.copy_(a)
+    sync()
+    samples = []
+    for _ in range(3 if quick else 7):
+        sync()
+        t0 = time.perf_counter()
+        b.copy_(a)
+        sync()
+        samples.append(time.perf_counter() - t0)
+    b.zero_()
+    sync()
+    b.copy_(a)
+    sync()
+    ok = int(a.sum(dtype=torch.int64)) == int(b.sum(dtype=torch.int64)) and bool(
+        torch.equal(a[::4099].cpu(), b[::4099].cpu()))
+    out = {"bytes": nbytes, "src": src, "dst": dst, "peer_access": peer, "samples_s": samples, "verified": ok}
+    del a, b
     torch.cuda.empty_cache()
+    return out
+
+
+# (label, dtype, m, n, k): the GEMM terms of the expected-time model. Aligned 8192^3 rates per
+# dtype are the matmul ceilings above.
+GEMM_SHAPES: list[tuple[str, str, int, int, int]] = [
+    ("m not a multiple of 8", "bf16", 8191, 8192, 8192),
+    ("k not a multiple of 8", "bf16", 8192, 8192, 8191),
+    ("n not a multiple of 8", "bf16", 8192, 8191, 8192),
+    ("odd (not multiples of 8)", "bf16", 6143, 6145, 6147),
+    ("small", "bf16", 512, 512, 512),
+    ("small", "bf16", 1024, 1024, 1024),
+    ("skinny", "bf16", 16, 8192, 8192),
+    ("mid-size", "bf16", 3072, 3072, 3072),
+    ("mid-size", "bf16", 2304, 2304, 8192),
+    ("m not a multiple of 16", "fp8", 8191, 8192, 8192),
+    ("k not a multiple of 16", "fp8", 8192, 8192, 8184),
+    ("CUDA cores (tf32 off)", "fp32", 8192, 8192, 8192),
+    ("CUDA cores (tf32 off)", "fp32", 4096, 4096, 4096),
+]
+
+
+def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
+    """GEMM shapes below the ceiling: odd, small, skinny, mid-size, fp8 unaligned, fp32 SGEMM.
+
+    A shape the library refuses (fp8 with k not a multiple of 16) is recorded with its error.
+    fp32 rows are checked against float64 tightly enough (1e-4) to prove TF32 was off.
+    """
+    out: list[dict[str, Any]] = []
+    cc = torch.cuda.get_device_capability()
+    for label, dtype_name, m, n, k in GEMM_SHAPES:
+        rec: dict[str, Any] = {"label": label, "dtype": dtype_name, "m": m, "n": n, "k": k, "reps": reps}
+        try:
+            if dtype_name == "fp8":
+                if cc < (8, 9) or not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+                    continue
+                times, ok, check = _fp8_gemm(torch, m, n, k, reps, True)
+                rec["impl"] = "torch._scaled_mm e4m3 -> bf16, use_fast_accum"
+            else:
+                dt = torch.bfloat16 if dtype_name == "bf16" else torch.float32
+                _set_tf32(torch, False)
+                a = torch.randn(m, k, device="cuda", dtype=dt)
+                b = torch.randn(k, n, device="cuda", dtype=dt)
+                times = _sample_times(torch, functools.partial(torch.matmul, a, b), reps)
+                c = torch.matmul(a, b)
+                rows = min(32, m)
+                err = _rel_err(torch, c[:rows], a[:rows].double() @ b.double())
+                tol = 1e-4 if dtype_name == "fp32" else 3e-2
+                ok = err < tol
+                check = f"rel. error {err:.1e} vs float64 on {rows} rows (limit {tol:g})"
+                rec["impl"] = "torch.matmul (cuBLAS)" + (", allow_tf32=False" if dtype_name == "fp32" else "")
+                del a, b, c
+            rec.update(samples_s=times, median_s=_median(times), verified=ok, check=check)
+        except Exception as e:  # e.g. a shape the library refuses: recorded, not fatal
+            rec.update(error=_first_line(e), verified=False)
+        finally:
+            torch.cuda.empty_cache()
+        out.append(rec)
     return out
 
 
