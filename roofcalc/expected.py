@@ -100,6 +100,7 @@ class Kernel:
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     passes: int = 1
     inflight_bytes: int = 16
+    write_bytes: float = 0.0 # the part of dram_bytes that is written
     repeat: int = 1          # how many times the kernel runs (e.g. once per layer)
     # gemm
     m: int = 0
@@ -124,11 +125,13 @@ class Card:
     """The figures the model reads, resolved once from a hardware (or calibration) file."""
 
     sms: int
-    dram_bw: float          # achievable streaming bandwidth (B/s)
+    dram_bw: float          # achievable streaming read bandwidth (B/s)
+    copy_bw: float          # achievable when a kernel reads and writes as much (B/s)
     l2_bw: float            # achievable L2 bandwidth for re-reads (B/s)
     l2_bytes: float
     per_sm_bw: float        # one SM's saturation bandwidth (B/s)
-    latency: float          # DRAM load latency (s)
+    latency: float          # DRAM load latency (s): dependent round trips
+    loaded_latency: float   # Little's-law latency of streaming loads (s)
     l2_latency: float       # L2 hit latency (s)
     event_floor: float
     stream_floor: float
@@ -157,6 +160,7 @@ def card(hw: Hardware) -> Card:
         raise DomainError(f"{hw.id}: no sm_count, which the expected-time model needs")
     read_frac = fig("dram_read_fraction") or 1.0
     dram_bw = hw.bandwidth * read_frac
+    copy_bw = hw.bandwidth * (fig("dram_copy_fraction") or read_frac)
     l2 = float(hw.l2_bytes.value) if hw.l2_bytes else 0.0
     l2_bw = fig("l2_bandwidth_bytes_per_s") or 2.0 * dram_bw
     per_sm = fig("per_sm_bandwidth_bytes_per_s") or dram_bw / sms
@@ -165,7 +169,8 @@ def card(hw: Hardware) -> Card:
     boost = float(hw.clocks.boost_mhz.value) * 1e6 if hw.clocks.boost_mhz else 0.0
     lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
     return Card(
-        sms=sms, dram_bw=dram_bw, l2_bw=l2_bw, l2_bytes=l2, per_sm_bw=per_sm, latency=fig("dram_latency_s"),
+        sms=sms, dram_bw=dram_bw, copy_bw=copy_bw, l2_bw=l2_bw, l2_bytes=l2, per_sm_bw=per_sm, latency=fig("dram_latency_s"),
+        loaded_latency=fig("loaded_latency_s") or fig("dram_latency_s"),
         l2_latency=fig("l2_latency_s"),
         event_floor=fig("event_floor_s"), stream_floor=fig("stream_floor_s"), graph_floor=fig("graph_floor_s"),
         torch_floor=fig("torch_op_floor_s"), clock_hz=clock * 1e6, sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
@@ -213,8 +218,8 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     resident = min(bps, math.ceil(grid / c.sms))
     waves = grid / (bps * c.sms)
     in_flight = resident * k.threads * k.inflight_bytes
-    sm_bw = min(c.per_sm_bw, in_flight / c.latency) if c.latency else c.per_sm_bw
-    bw = min(c.dram_bw, active * sm_bw)
+    sm_bw = min(c.per_sm_bw, in_flight / c.loaded_latency) if c.loaded_latency else c.per_sm_bw
+    bw = min(mixed_bandwidth(c, k.dram_bytes, k.write_bytes), active * sm_bw)
     t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
     reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
     if k.reread_bytes:
@@ -238,6 +243,16 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
         reason += f"; {bw / 1e9:,.0f} GB/s ({in_flight / 1024:.0f} KiB in flight per SM)"
     return KernelEstimate(name=k.name, model="stream", seconds=body, grid=grid, blocks_per_sm=bps, waves=waves,
                           bound=bound, reason=reason)
+
+
+def mixed_bandwidth(c: Card, total: float, written: float) -> float:
+    """The card's streaming bandwidth for a kernel whose bytes are partly writes: the read
+    ceiling when it only reads, the copy ceiling when it writes as much as it reads
+    (read/write turnarounds on the bus), in between in proportion."""
+    if total <= 0 or written <= 0:
+        return c.dram_bw
+    w = min(written / total, 0.5) * 2  # 0: reads only, 1: half writes
+    return 1.0 / ((1 - w) / c.dram_bw + w / c.copy_bw)
 
 
 def _cuda_rate(hw: Hardware, dtype: str) -> float:
@@ -471,11 +486,20 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         label = e.name if e.count == 1 else f"{e.name} (x{e.count:,})"
         terms.append(Term(name=label, seconds=e.seconds * e.count, reason=e.reason))
     if launch == "event":
-        floor = c.event_floor + (n - 1) * c.stream_floor
+        # the host issues the op's kernels one launch time (the stream floor) apart; each starts
+        # when the previous one ends or, if later, its launch latency after its issue
+        latency = max(c.event_floor - c.graph_floor, 0.0)
+        end, i = 0.0, 0
+        for e in ests:
+            for _ in range(e.count):
+                start = max(end, i * c.stream_floor + latency)
+                end = start + c.graph_floor + e.seconds
+                i += 1
+        floor = end - body
         terms.append(Term(name="launch floor", seconds=floor,
-                          reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us)" +
-                                 (f" + {n - 1} more kernel(s) at {c.stream_floor * 1e6:.1f} us" if n > 1 else "")))
-        total = body + floor
+                          reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us for a tiny kernel)" +
+                                 (f"; {n - 1} more kernel(s) issued {c.stream_floor * 1e6:.1f} us apart" if n > 1 else "")))
+        total = end
     elif launch == "stream":
         floor = n * c.stream_floor
         terms.append(Term(name="launch floor", seconds=floor, reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))

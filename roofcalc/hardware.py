@@ -298,6 +298,8 @@ class Expected(_Strict):
     torch_op_floor_s: PositiveFigure | None = None
     # a dependent load that misses L2 (pointer chase over a buffer far larger than L2)
     dram_latency_s: PositiveFigure | None = None
+    # Little's law latency of streaming loads: bytes in flight per SM / the bandwidth they give
+    loaded_latency_s: PositiveFigure | None = None
     # a dependent load that hits L2 (pointer chase over a buffer that fits in L2)
     l2_latency_s: PositiveFigure | None = None
     # read bandwidth one SM reaches on its own with enough bytes in flight

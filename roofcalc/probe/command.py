@@ -89,11 +89,13 @@ def _probe(quick: bool, hw_name: str | None, save_calibration: str | None, save_
                               "(without --plot the report shows the curve as a table)")
     cal_doc: dict[str, Any] | None = None
     if report_file:
-        if save_calibration or save_raw:
-            raise InputError("--save-calibration and --save-raw need a measurement, not --report")
+        if save_raw:
+            raise InputError("--save-raw needs a measurement, not --report")
         if quick:
             raise InputError("--quick measures; it does not apply to --report")
-        report = report_from_file(report_file)
+        # with --save-calibration: the calibration re-derived from the saved raw measurements
+        # by the current code (so a newer model's figures come from an older run)
+        report, cal_doc = report_from_file(report_file, with_calibration=True)
     else:
         with ProgressDisplay() as progress:
             report, cal_doc = run_probe(quick, hw_name, _command_line(), progress, save_raw=save_raw)

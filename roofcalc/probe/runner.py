@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast, overload
 
 from ..errors import DomainError, InputError
 from ..hardware import Hardware, load_hardware
@@ -537,7 +537,15 @@ def run_probe(quick: bool, hw_override: str | None, command: str, progress: Prog
     return result
 
 
-def report_from_file(path: str) -> ProbeReport:
+@overload
+def report_from_file(path: str) -> ProbeReport: ...
+
+
+@overload
+def report_from_file(path: str, with_calibration: Literal[True]) -> tuple[ProbeReport, dict[str, Any] | None]: ...
+
+
+def report_from_file(path: str, with_calibration: bool = False) -> Any:
     """Re-read a saved report (or a --save-raw file) and recompute every comparison from its raw measurements."""
     p = Path(path)
     if not p.is_file():
@@ -554,8 +562,8 @@ def report_from_file(path: str) -> ProbeReport:
         raise InputError(f"{path}: the raw measurements have no 'device'")
     hw = load_hardware(saved["hardware"])
     meta = {k: saved.get(k) for k in ("date", "command", "driver", "nvcc")}
-    report, _ = build_report(saved["raw"], hw, meta, saved.get("skipped", []), saved.get("quick", False))
-    return report
+    report, cal = build_report(saved["raw"], hw, meta, saved.get("skipped", []), saved.get("quick", False))
+    return (report, cal) if with_calibration else report
 
 
 def write_atomic(path: str, text: str) -> None:
