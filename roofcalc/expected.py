@@ -34,16 +34,26 @@ Launch = Literal["event", "stream", "graph", "eager"]
 
 # GEMM tiles a Hopper/Ampere-class library chooses between (m x n per thread block); the
 # split-K slices keep at least this many k per slice.
-GEMM_TILES: tuple[tuple[int, int], ...] = (
-    (256, 128), (128, 256), (192, 128), (128, 192), (192, 192), (128, 128), (128, 64), (64, 128), (64, 64),
-    (128, 32), (64, 32), (128, 16), (64, 16), (64, 8))
+# The tile shapes (m x n per thread block) each cuBLAS path was seen to run on Hopper
+# (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels in 16-bit, the unaligned
+# fallback cutlass_75 s1688gemm, FP32 SIMT/xmma kernels, TF32 xmma kernels.
+GEMM_TILES: dict[str, tuple[tuple[int, int], ...]] = {
+    "tma": ((256, 128), (128, 256), (192, 128), (128, 192), (192, 192), (128, 128), (128, 64), (64, 128),
+            (64, 64), (128, 32), (64, 32), (128, 16), (64, 16), (64, 8)),
+    "unaligned": ((256, 128), (128, 128)),
+    "simt": ((256, 128), (128, 64), (32, 64)),
+    "tf32": ((128, 256), (128, 128), (64, 128)),
+}
 MIN_K_PER_SPLIT = 512
+# a GEMM with at most this many rows (or columns) is the weight-streaming kind cuBLAS runs with
+# its narrow-tile kernels (the 8- to 64-wide tiles in GEMM_TILES), like the probe's 16-row case
+SKINNY_ROWS = 64
 # The k-loop of each library path: k per pipeline step and steps in flight, read off the
 # kernels cuBLAS runs (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels
 # "..._64x4" (k 64, 4 stages), the unaligned fallback cutlass_75_tensorop_s1688gemm
 # (k 32, 2 stages), FP32 SIMT/xmma kernels "...x8_stage3" (k 8, 3 stages). With few tiles
 # per SM a tile cannot finish faster than its k-steps arrive: steps x latency / stages.
-GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "simt": (8, 3)}
+GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "simt": (8, 3), "tf32": (32, 4)}
 
 
 class Term(BaseModel):
@@ -101,6 +111,7 @@ class Kernel:
     passes: int = 1
     inflight_bytes: int = 16
     write_bytes: float = 0.0 # the part of dram_bytes that is written
+    sfu_ops: float = 0.0     # special-function operations (exp, rsqrt, reciprocal)
     repeat: int = 1          # how many times the kernel runs (e.g. once per layer)
     # gemm
     m: int = 0
@@ -127,6 +138,7 @@ class Card:
     sms: int
     dram_bw: float          # achievable streaming read bandwidth (B/s)
     copy_bw: float          # achievable when a kernel reads and writes as much (B/s)
+    skinny_bw: float        # what a skinny GEMM streams its weights at (B/s)
     l2_bw: float            # achievable L2 bandwidth for re-reads (B/s)
     l2_bytes: float
     per_sm_bw: float        # one SM's saturation bandwidth (B/s)
@@ -169,7 +181,7 @@ def card(hw: Hardware) -> Card:
     boost = float(hw.clocks.boost_mhz.value) * 1e6 if hw.clocks.boost_mhz else 0.0
     lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
     return Card(
-        sms=sms, dram_bw=dram_bw, copy_bw=copy_bw, l2_bw=l2_bw, l2_bytes=l2, per_sm_bw=per_sm, latency=fig("dram_latency_s"),
+        sms=sms, dram_bw=dram_bw, copy_bw=copy_bw, skinny_bw=dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0), l2_bw=l2_bw, l2_bytes=l2, per_sm_bw=per_sm, latency=fig("dram_latency_s"),
         loaded_latency=fig("loaded_latency_s") or fig("dram_latency_s"),
         l2_latency=fig("l2_latency_s"),
         event_floor=fig("event_floor_s"), stream_floor=fig("stream_floor_s"), graph_floor=fig("graph_floor_s"),
@@ -233,8 +245,12 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
             reason += f"; re-reads miss L2 ({working / 1e6:.0f} MB in flight)"
     rate = hw.peak(k.dtype) if k.pipe == "tensor" else _cuda_rate(hw, k.dtype)
     t_comp = k.flops / (rate * active / c.sms) if k.flops else 0.0
+    if k.sfu_ops and c.sfu_per_clk and c.clock_hz:
+        t_comp += k.sfu_ops / (c.sfu_per_clk * c.clock_hz * active)
     t_lat = math.ceil(waves) * k.passes * c.latency
-    body = max(t_mem, t_comp, t_lat)
+    # an SM's resident blocks overlap one's memory traffic with another's arithmetic: with
+    # few of them, part of the shorter phase stays exposed
+    body = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / max(resident, 1)
     bound: Literal["memory", "compute", "latency"] = (
         "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory")
     if bound == "latency":
@@ -262,8 +278,9 @@ def _cuda_rate(hw: Hardware, dtype: str) -> float:
 
 def gemm_aligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     """Row-major A (m x k), B (k x n), C (m x n): TMA needs the leading dimensions (k, n) in
-    multiples of 16 bytes; m only sets how many rows there are."""
-    return (k * dtype_bytes) % 16 == 0 and (n * dtype_bytes) % 16 == 0
+    multiples of 16 bytes; m only sets how many rows there are. A matrix-vector product
+    (n = 1) has only A's leading dimension."""
+    return (k * dtype_bytes) % 16 == 0 and (n == 1 or (n * dtype_bytes) % 16 == 0)
 
 
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
@@ -271,12 +288,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
     aligned = gemm_aligned(k.m, k.n, k.k, dtype_bytes) or k.dtype in ("fp32", "fp64")
     rate = tensor_rate(hw, k.dtype, aligned)
-    path = "simt" if k.dtype in ("fp32", "fp64") else "tma" if aligned else "unaligned"
+    path = ("simt" if k.dtype in ("fp32", "fp64") else "unaligned" if not aligned else
+            "tf32" if k.dtype == "tf32" else "tma")
     bk, stages = GEMM_PIPELINE[path]
     per_sm = rate / c.sms
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
-    for tm, tn in GEMM_TILES:
+    for tm, tn in GEMM_TILES[path]:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
         split = 1
         if tiles < c.sms and k.k >= 2 * MIN_K_PER_SPLIT:
@@ -285,13 +303,16 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         waves = math.ceil(units / c.sms)
         t_comp = waves * 2 * tm * tn * math.ceil(k.k / split) / per_sm
         active = min(c.sms, units)
-        bw = min(c.dram_bw, active * c.per_sm_bw)
+        # few rows (or columns): the kernel streams the other operand, as decode's projections do
+        card_bw = c.skinny_bw if min(k.m, k.n) <= SKINNY_ROWS else c.dram_bw
+        bw = min(card_bw, active * c.per_sm_bw)
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         t_mem = io / bw
-        # each wave of tiles: its first operands, the k-steps as fast as the pipeline brings
-        # them, and the store of the results
-        t_pipe = waves * (2 + math.ceil(math.ceil(k.k / split) / bk) / stages) * c.latency
-        t = max(t_comp, t_mem, t_pipe)
+        # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
+        # brings them), then the store of the results, after the first operands arrived
+        t_steps = math.ceil(math.ceil(k.k / split) / bk) / stages * c.latency
+        t_wave = max(2 * tm * tn * math.ceil(k.k / split) / per_sm, t_steps) + 2 * c.latency
+        t = max(waves * t_wave, t_mem)
         t_red = 0.0
         if split > 1:  # fp32 partial tiles written, then read back by a reduction kernel
             part = k.m * k.n * 4 * split * k.batch

@@ -320,6 +320,9 @@ class Expected(_Strict):
     sustained_sm_clock_mhz: PositiveFigure | None = None
     # large library GEMM, per dtype: achieved / peak_flops_per_s[dtype] of this file
     tensor_fraction: dict[str, PositiveFigure] = {}
+    # a skinny GEMM (few rows: decode's projections) streams its weights at this fraction of
+    # the streaming-read bandwidth (probe: bf16 16 x 8192 x 8192 through cuBLAS)
+    skinny_gemm_bandwidth_fraction: PositiveFigure | None = None
     # FP32 GEMM on CUDA cores (cuBLAS SGEMM, large): achieved / peak_flops_per_s.fp32
     cuda_core_gemm_fraction: PositiveFigure | None = None
     # 16-bit GEMM whose leading dimension is not a multiple of 16 bytes (no TMA path):

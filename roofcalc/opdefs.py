@@ -92,7 +92,7 @@ class BreakdownRow(_Strict):
     help: str
 
 
-KERNEL_FORMULAS = ("grid", "threads", "regs", "smem", "dram_bytes", "write_bytes", "reread_bytes", "footprint_bytes", "flops",
+KERNEL_FORMULAS = ("grid", "threads", "regs", "smem", "dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops",
                    "passes", "inflight_bytes", "repeat", "m", "n", "k", "batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "causal", "ranks")
 
 
@@ -115,6 +115,8 @@ class KernelDef(_Strict):
     dram_bytes: str | int = 0
     # the part of dram_bytes that is written (streams that write run at the copy bandwidth)
     write_bytes: str | int = 0
+    # special-function operations (exp, rsqrt, reciprocal) on the SFU
+    sfu_ops: str | int = 0
     reread_bytes: str | int = 0
     footprint_bytes: str | int = 0
     flops: str | int = 0

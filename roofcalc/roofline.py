@@ -418,7 +418,7 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
                       "kv_seq", "head_dim", "ranks"):
             v = _num(opdef, f"kernels.{i}.{field}", env)
             vals[field] = max(0, math.ceil(v))
-        for field in ("dram_bytes", "write_bytes", "reread_bytes", "footprint_bytes", "flops"):
+        for field in ("dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops"):
             vals[field] = float(_num(opdef, f"kernels.{i}.{field}", env))
         vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
         if vals["threads"] < 1:

@@ -640,6 +640,16 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         r = sgemm[0]
         put("cuda_core_gemm_fraction", (r.flops_per_s or 0.0) / (_peak(doc, "fp32") or 1.0),
             f"torch.matmul fp32 {r.m}x{r.n}x{r.k} with TF32 off ({r.check}) / peak_flops_per_s.fp32 of this file")
+    skinny = [r for r in usable if r.dtype == "bf16" and r.label == "skinny" and r.median_s]
+    floor = (doc.get("expected") or {}).get("event_floor_s", {}).get("value")
+    if skinny and floor and "dram_read" in ceil:
+        r = skinny[0]
+        moved = (r.m * r.k + r.k * r.n + r.m * r.n) * 2
+        body = (r.median_s or 0.0) - float(floor)
+        if body > 0:
+            put("skinny_gemm_bandwidth_fraction", min(moved / body / ceil["dram_read"]["value"], 1.0),
+                f"torch.matmul bf16 {r.m}x{r.n}x{r.k} (the weights streamed once): bytes / (time - event floor) "
+                "/ dram_read")
     odd = [r for r in usable if r.dtype == "bf16" and r.label in UNALIGNED_LABELS]
     if odd and _peak(doc, "bf16"):
         rate = median([r.flops_per_s or 0.0 for r in odd])

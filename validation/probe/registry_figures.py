@@ -18,7 +18,7 @@ from roofcalc.hardware import load_calibration, load_hardware
 
 ABSOLUTE = ("event_floor_s", "stream_floor_s", "graph_floor_s", "torch_op_floor_s", "dram_latency_s",
             "loaded_latency_s", "l2_latency_s", "per_sm_bandwidth_bytes_per_s", "l2_bandwidth_bytes_per_s", "sustained_sm_clock_mhz",
-            "sms_to_saturate_read", "allreduce_latency_s", "allreduce_graph_latency_s", "allreduce_bus_bytes_per_s",
+            "sms_to_saturate_read", "skinny_gemm_bandwidth_fraction", "allreduce_latency_s", "allreduce_graph_latency_s", "allreduce_bus_bytes_per_s",
             "p2p_bytes_per_s")
 
 
