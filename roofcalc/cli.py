@@ -19,6 +19,7 @@ from .commands.chart_commands import roofline_cmd
 from .commands.common import InputClickError, IntType, SizeType
 from .commands.info_commands import hw_group, model_group
 from .commands.occupancy_command import occupancy_cmd
+from .commands.validate_command import validate_cmd
 from .commands.op_commands import compare_group, op_group, sweep_group
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): an internal software error
@@ -129,7 +130,7 @@ from .kernels_command import kernels  # noqa: E402
 from .probe.command import probe as probe_cmd  # noqa: E402
 
 for _command in (op_group, compare_group, sweep_group, roofline_cmd, hw_group, model_group, occupancy_cmd, probe_cmd,
-                 kernels):
+                 kernels, validate_cmd):
     cli.add_command(_command)
 
 __all__ = ["IntType", "SizeType", "cli"]

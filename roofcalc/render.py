@@ -28,7 +28,18 @@ def esc(value: object) -> str:
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, width=terminal_width(), highlight=False, soft_wrap=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """`roofcalc ... | head`: the reader left; end quietly with success (rich's own
+            handler exits 1, which scripts would read as a refused request)."""
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            raise SystemExit(0)
+
+    return _Console(stderr=stderr, width=terminal_width(), highlight=False, soft_wrap=False)
 
 
 def terminal_width() -> int | None:
@@ -562,3 +573,35 @@ def occupancy_curves_view(c: Console, oc: Any) -> None:
         hi = fmt_binary(cv.x[-1]) if cv.unit == "bytes" else str(cv.x[-1])
         c.print(f"  {cv.variable:<24} {lo:>7} |{line}| {hi}", markup=False, highlight=False)
         c.print(" " * 35 + " " * pos + "^", markup=False, highlight=False)
+
+
+def validation_report(c: Console, rep: Any, show_all: bool = False) -> None:
+    """Measured / expected over saved timings: the summary, the worst cases, optionally all."""
+    from rich.table import Table
+
+    s = rep.summary
+    where = "calibrated" if rep.calibrated else "registry figures"
+    c.print(f"[bold]{esc(rep.kind)} timings[/bold] from {esc(rep.source)} on {esc(rep.device)} "
+            f"(driver {esc(rep.driver or '?')}, {esc(rep.date or '?')}), against {esc(rep.hardware)} ({where})")
+    t = _kv_table()
+    t.add_row("cases", f"{s.evaluated} of {s.cases}", "with an expected time")
+    if s.median_ratio is not None:
+        t.add_row("median measured / expected", f"{s.median_ratio:.3f}", "target 0.9 to 1.1 (registry: 0.85 to 1.2)")
+    if s.share_in_band is not None:
+        t.add_row(f"within [{s.band[0]}, {s.band[1]}]", f"{s.share_in_band:.0%}", "target >= 85%")
+    if s.share_in_registry_band is not None:
+        t.add_row("within [0.67, 1.5]", f"{s.share_in_registry_band:.0%}", "registry target >= 70%")
+    t.add_row("outside [0.5, 2]", str(s.outside_outer), "target none")
+    if s.min_bound_ratio is not None:
+        t.add_row("lowest measured / bound", f"{s.min_bound_ratio:.2f}", "the bound is never above a measurement")
+    c.print(t)
+    rows = rep.cases if show_all else rep.worst
+    w = Table(title="all cases" if show_all else "the five furthest from 1", title_justify="left", show_edge=False,
+              pad_edge=False)
+    for col in ("case", "measured", "expected", "ratio", "/bound", "largest term"):
+        w.add_column(col, justify="left" if col in ("case", "largest term") else "right",
+                     no_wrap=col != "largest term")
+    for r in rows:
+        w.add_row(esc(r.label), fmt_time(r.measured_s), fmt_time(r.expected_s) if r.expected_s else "-",
+                  f"{r.ratio:.2f}" if r.ratio else "-", f"{r.bound_ratio:.2f}", esc(r.why))
+    c.print(w)

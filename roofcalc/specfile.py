@@ -47,9 +47,11 @@ def read_text(path: Path | str, what: str = "file") -> str:
     FIFOs, devices (/dev/zero) and directories are refused without reading (the file is
     opened non-blocking, so a FIFO with no writer cannot hang the process).
     """
-    label = str(path)
+    full = str(path)
+    # messages name the file; a very long path is shortened (its start and its end)
+    label = full if len(full) <= 120 else full[:50] + "..." + full[-50:]
     try:
-        fd = os.open(label, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise SpecError(f"{label}: no such {what}") from None
     except OSError as e:

@@ -50,7 +50,7 @@ CALIBRATION = {"base": "h100", "device_name": "NVIDIA H100 80GB HBM3", "date": "
 def invoke(*args: str) -> Any:
     """Run the CLI in-process; return the result and how long it took."""
     t0 = time.perf_counter()
-    res = CliRunner().invoke(cli, list(args), env={"NO_COLOR": "1", "ROOFCALC_DEBUG": "", "ROOFCALC_HW": "",
+    res = CliRunner().invoke(cli, list(args), env={"NO_COLOR": "1", "ROOFCALC_DEBUG": "", "ROOFCALC_HW": None,
                                                    "COLUMNS": "100"})
     res.elapsed = time.perf_counter() - t0
     return res

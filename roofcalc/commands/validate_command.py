@@ -1,0 +1,67 @@
+"""`roofcalc validate`: saved GPU timings against the current model, without a GPU."""
+
+from __future__ import annotations
+
+import click
+
+from .common import emit_json, shared
+
+
+@click.command("validate")
+@click.argument("measurements", type=click.Path(dir_okay=False))
+@shared("hw", "calibration", "json")
+@click.option("--all", "show_all", is_flag=True, help="list every case, not only the worst five")
+def validate_cmd(measurements: str, hw_name: str | None, calibration: str | None, as_json: bool,
+                 show_all: bool) -> None:
+    """Recompute measured / expected for saved timings (validation/bench output).
+
+    Reads a file written by validation/bench/ops_bench.py or llm_bench.py on a GPU and
+    evaluates every case with the current expected-time model: the median of measured /
+    expected, the share within the target band, the cases outside [0.5, 2], the five
+    worst with the model's largest term, and measured / bound (never below 1 when the
+    bound is a bound). The hardware is the file's device unless --hw or --calibration.
+
+    \b
+    Examples:
+      roofcalc validate validation/expected/h100/ops.json
+      roofcalc validate validation/expected/h100/ops.json --calibration validation/probe/h100/calibration.yaml
+      roofcalc validate validation/expected/h200x2/llm_tp2.json --hw h200 --json
+    """
+    from ..errors import InputError
+    from ..resolve import resolve_hardware
+    from ..specfile import parse_json, read_text
+    from ..validation import llm_report, ops_report
+
+    data = parse_json(read_text(measurements, what="measurement file"), measurements)
+    if not isinstance(data, dict) or data.get("kind") not in ("ops", "llm"):
+        raise InputError(f"{measurements}: not a measurement file of validation/bench (no 'kind': ops or llm)")
+    if hw_name is None and calibration is None:
+        hw_name = _device_hardware(data, measurements)
+    hw = resolve_hardware(hw_name, None, calibration)
+    report = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, measurements)
+    if as_json:
+        emit_json(report.model_dump(mode="json"))
+        return
+    from ..render import console, validation_report
+
+    validation_report(console(), report, show_all)
+
+
+def _device_hardware(data: dict[str, object], source: str) -> str:
+    """The registry part of the file's device (its name as nvidia-smi reports it)."""
+    from ..errors import InputError
+    from ..hardware import all_hardware
+
+    dev = data.get("device")
+    name = str(dev.get("name", "")) if isinstance(dev, dict) else ""
+    for hw in all_hardware():
+        if name and (name.lower() == hw.name.lower() or name.lower() in (a.lower() for a in hw.aliases)):
+            return hw.id
+    key = name.lower()
+    for hw in all_hardware():
+        if hw.id in key.replace(" ", "").replace("nvidia", "") and hw.id != "h100-pcie":
+            return hw.id
+    raise InputError(f"{source}: device {name!r} matches no registry part; give --hw or --calibration")
+
+
+__all__ = ["validate_cmd"]
