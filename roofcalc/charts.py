@@ -60,28 +60,47 @@ def _evaluate_spec(op: OpDef, hw: Hardware, params: dict[str, Any]) -> RooflineR
     params = dict(params)
     preset = None
     if op.presets is not None:
-        preset = resolve_preset(op, params.pop(op.presets.option, None), params.pop(f"{op.presets.option}_config", None))
+        preset = resolve_preset(
+            op, params.pop(op.presets.option, None), params.pop(f"{op.presets.option}_config", None)
+        )
     return evaluate(op, hw, params, preset)
 
 
-def roofline_chart(ops: list[tuple[OpDef, dict[str, str]]], hws: list[Hardware],
-                   calibrations: list[Hardware] | None = None) -> RooflineChart:
+def roofline_chart(
+    ops: list[tuple[OpDef, dict[str, str]]], hws: list[Hardware], calibrations: list[Hardware] | None = None
+) -> RooflineChart:
     results: list[RooflineResult] = []
     points: list[Point] = []
     for hw in hws:
         for op, params in ops:
             r = _evaluate_spec(op, hw, params)
             results.append(r)
-            points.append(Point(label=_label(op, params), hardware=hw.id, dtype=r.dtype, intensity=r.intensity,
-                                attainable_flops_per_s=r.attainable_flops_per_s, bound=r.bound))
+            points.append(
+                Point(
+                    label=_label(op, params),
+                    hardware=hw.id,
+                    dtype=r.dtype,
+                    intensity=r.intensity,
+                    attainable_flops_per_s=r.attainable_flops_per_s,
+                    bound=r.bound,
+                )
+            )
     roofs: list[Roof] = []
     for hw in [*hws, *(calibrations or [])]:
         dtypes = sorted({p.dtype for p in points}) or ["bf16"]
         for dt in dtypes:
             if dt in hw.peak_flops_per_s:
                 peak = hw.peak(dt)
-                roofs.append(Roof(hardware=hw.id, dtype=dt, peak_flops_per_s=peak, bandwidth_bytes_per_s=hw.bandwidth,
-                                  ridge=peak / hw.bandwidth, calibrated=hw.calibration is not None))
+                roofs.append(
+                    Roof(
+                        hardware=hw.id,
+                        dtype=dt,
+                        peak_flops_per_s=peak,
+                        bandwidth_bytes_per_s=hw.bandwidth,
+                        ridge=peak / hw.bandwidth,
+                        calibrated=hw.calibration is not None,
+                    )
+                )
     return RooflineChart(roofs=roofs, points=points, results=results)
 
 
@@ -145,13 +164,23 @@ class Sweep(BaseModel):
     crossover: dict[str, Any]
 
 
-def sweep(op: OpDef, hws: list[Hardware], param: str, values: list[int], fixed: dict[str, Any],
-          preset: dict[str, Any] | None = None, label: str | None = None) -> Sweep:
+def sweep(
+    op: OpDef,
+    hws: list[Hardware],
+    param: str,
+    values: list[int],
+    fixed: dict[str, Any],
+    preset: dict[str, Any] | None = None,
+    label: str | None = None,
+) -> Sweep:
     """Evaluate ``op`` at each value of ``param``; the crossover once per device."""
     from .roofline import crossover
 
-    rows = [SweepRow(hardware=hw.id, value=v, result=evaluate(op, hw, {**fixed, param: v}, preset))
-            for hw in hws for v in values]
+    rows = [
+        SweepRow(hardware=hw.id, value=v, result=evaluate(op, hw, {**fixed, param: v}, preset))
+        for hw in hws
+        for v in values
+    ]
     cross = {hw.id: crossover(op, hw, param, fixed, preset, label).model_dump(mode="json") for hw in hws}
     return Sweep(op=op.name, param=param, values=values, hardware=[h.id for h in hws], rows=rows, crossover=cross)
 
@@ -177,8 +206,9 @@ class OccupancyCurves(BaseModel):
     curves: list[Curve]
 
 
-def occupancy_curves(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int = 0,
-                     carveout: int | None = None) -> OccupancyCurves:
+def occupancy_curves(
+    hw: Hardware, threads: int, regs: int, smem: int, static_smem: int = 0, carveout: int | None = None
+) -> OccupancyCurves:
     """The three graphs of NVIDIA's occupancy calculator, the current configuration marked."""
     from .occupancy_solver import blocks_per_sm, occupancy_fraction
 
@@ -195,11 +225,29 @@ def occupancy_curves(hw: Hardware, threads: int, regs: int, smem: int, static_sm
     xs_r = list(range(1, top_regs + 1))
     step = max(1024, top_smem // 128 // 1024 * 1024)
     xs_s = sorted({*range(0, top_smem + 1, step), smem})
-    return OccupancyCurves(hardware=hw.id, curves=[
-        Curve(variable="threads per block", unit="threads", x=xs_t, occupancy=[occ(t, regs, smem) for t in xs_t],
-              current=threads),
-        Curve(variable="registers per thread", unit="registers", x=xs_r, occupancy=[occ(threads, r, smem) for r in xs_r],
-              current=regs),
-        Curve(variable="shared memory per block", unit="bytes", x=xs_s,
-              occupancy=[occ(threads, regs, s) for s in xs_s], current=smem),
-    ])
+    return OccupancyCurves(
+        hardware=hw.id,
+        curves=[
+            Curve(
+                variable="threads per block",
+                unit="threads",
+                x=xs_t,
+                occupancy=[occ(t, regs, smem) for t in xs_t],
+                current=threads,
+            ),
+            Curve(
+                variable="registers per thread",
+                unit="registers",
+                x=xs_r,
+                occupancy=[occ(threads, r, smem) for r in xs_r],
+                current=regs,
+            ),
+            Curve(
+                variable="shared memory per block",
+                unit="bytes",
+                x=xs_s,
+                occupancy=[occ(threads, regs, s) for s in xs_s],
+                current=smem,
+            ),
+        ],
+    )

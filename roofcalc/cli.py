@@ -19,8 +19,8 @@ from .commands.chart_commands import roofline_cmd
 from .commands.common import InputClickError, IntType, SizeType
 from .commands.info_commands import hw_group, model_group
 from .commands.occupancy_command import occupancy_cmd
-from .commands.validate_command import validate_cmd
 from .commands.op_commands import compare_group, op_group, sweep_group
+from .commands.validate_command import validate_cmd
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): an internal software error
 
@@ -86,8 +86,10 @@ def _internal(e: BaseException) -> str:
     text = str(e).splitlines()[0] if str(e) else ""
     if len(text) > 200:
         text = text[:200] + "..."
-    return (f"internal error (a bug in roofcalc; please report it with the command): {type(e).__name__}: {text} "
-            "(ROOFCALC_DEBUG=1 shows the traceback)")
+    return (
+        f"internal error (a bug in roofcalc; please report it with the command): {type(e).__name__}: {text} "
+        "(ROOFCALC_DEBUG=1 shows the traceback)"
+    )
 
 
 def _prepare_streams() -> None:
@@ -129,8 +131,18 @@ def cli() -> None:
 from .kernels_command import kernels  # noqa: E402
 from .probe.command import probe as probe_cmd  # noqa: E402
 
-for _command in (op_group, compare_group, sweep_group, roofline_cmd, hw_group, model_group, occupancy_cmd, probe_cmd,
-                 kernels, validate_cmd):
+for _command in (
+    op_group,
+    compare_group,
+    sweep_group,
+    roofline_cmd,
+    hw_group,
+    model_group,
+    occupancy_cmd,
+    probe_cmd,
+    kernels,
+    validate_cmd,
+):
     cli.add_command(_command)
 
 __all__ = ["IntType", "SizeType", "cli"]

@@ -38,8 +38,22 @@ Launch = Literal["event", "stream", "graph", "eager"]
 # (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels in 16-bit, the unaligned
 # fallback cutlass_75 s1688gemm, FP32 SIMT/xmma kernels, TF32 xmma kernels.
 GEMM_TILES: dict[str, tuple[tuple[int, int], ...]] = {
-    "tma": ((256, 128), (128, 256), (192, 128), (128, 192), (192, 192), (128, 128), (128, 64), (64, 128),
-            (64, 64), (128, 32), (64, 32), (128, 16), (64, 16), (64, 8)),
+    "tma": (
+        (256, 128),
+        (128, 256),
+        (192, 128),
+        (128, 192),
+        (192, 192),
+        (128, 128),
+        (128, 64),
+        (64, 128),
+        (64, 64),
+        (128, 32),
+        (64, 32),
+        (128, 16),
+        (64, 16),
+        (64, 8),
+    ),
     "unaligned": ((256, 128), (128, 128)),
     "simt": ((256, 128), (128, 64), (32, 64)),
     "tf32": ((128, 256), (128, 128), (64, 128)),
@@ -71,8 +85,8 @@ class KernelEstimate(BaseModel):
 
     name: str
     model: str
-    seconds: float           # one run of the kernel
-    count: int = 1           # how many times it runs
+    seconds: float  # one run of the kernel
+    count: int = 1  # how many times it runs
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -110,9 +124,9 @@ class Kernel:
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     passes: int = 1
     inflight_bytes: int = 16
-    write_bytes: float = 0.0 # the part of dram_bytes that is written
-    sfu_ops: float = 0.0     # special-function operations (exp, rsqrt, reciprocal)
-    repeat: int = 1          # how many times the kernel runs (e.g. once per layer)
+    write_bytes: float = 0.0  # the part of dram_bytes that is written
+    sfu_ops: float = 0.0  # special-function operations (exp, rsqrt, reciprocal)
+    repeat: int = 1  # how many times the kernel runs (e.g. once per layer)
     # gemm
     m: int = 0
     n: int = 0
@@ -125,7 +139,7 @@ class Kernel:
     kv_seq: int = 0
     head_dim: int = 0
     causal: bool = False
-    ranks: int = 1           # collectives: GPUs taking part
+    ranks: int = 1  # collectives: GPUs taking part
 
 
 # ------------------------------------------------------------------ hardware figures
@@ -136,22 +150,22 @@ class Card:
     """The figures the model reads, resolved once from a hardware (or calibration) file."""
 
     sms: int
-    dram_bw: float          # achievable streaming read bandwidth (B/s)
-    copy_bw: float          # achievable when a kernel reads and writes as much (B/s)
-    skinny_bw: float        # what a skinny GEMM streams its weights at (B/s)
-    l2_bw: float            # achievable L2 bandwidth for re-reads (B/s)
+    dram_bw: float  # achievable streaming read bandwidth (B/s)
+    copy_bw: float  # achievable when a kernel reads and writes as much (B/s)
+    skinny_bw: float  # what a skinny GEMM streams its weights at (B/s)
+    l2_bw: float  # achievable L2 bandwidth for re-reads (B/s)
     l2_bytes: float
-    per_sm_bw: float        # one SM's saturation bandwidth (B/s)
-    latency: float          # DRAM load latency (s): dependent round trips
-    loaded_latency: float   # Little's-law latency of streaming loads (s)
-    l2_latency: float       # L2 hit latency (s)
+    per_sm_bw: float  # one SM's saturation bandwidth (B/s)
+    latency: float  # DRAM load latency (s): dependent round trips
+    loaded_latency: float  # Little's-law latency of streaming loads (s)
+    l2_latency: float  # L2 hit latency (s)
     event_floor: float
     stream_floor: float
     graph_floor: float
     torch_floor: float
-    clock_hz: float         # SM clock under load
-    sfu_per_clk: float      # special-function results per clock per SM
-    fp32_per_clk: float     # FP32 lanes per SM (FMA results per clock)
+    clock_hz: float  # SM clock under load
+    sfu_per_clk: float  # special-function results per clock per SM
+    fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
     calibrated: bool
     missing: tuple[str, ...]
 
@@ -181,12 +195,25 @@ def card(hw: Hardware) -> Card:
     boost = float(hw.clocks.boost_mhz.value) * 1e6 if hw.clocks.boost_mhz else 0.0
     lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
     return Card(
-        sms=sms, dram_bw=dram_bw, copy_bw=copy_bw, skinny_bw=dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0), l2_bw=l2_bw, l2_bytes=l2, per_sm_bw=per_sm, latency=fig("dram_latency_s"),
+        sms=sms,
+        dram_bw=dram_bw,
+        copy_bw=copy_bw,
+        skinny_bw=dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0),
+        l2_bw=l2_bw,
+        l2_bytes=l2,
+        per_sm_bw=per_sm,
+        latency=fig("dram_latency_s"),
         loaded_latency=fig("loaded_latency_s") or fig("dram_latency_s"),
         l2_latency=fig("l2_latency_s"),
-        event_floor=fig("event_floor_s"), stream_floor=fig("stream_floor_s"), graph_floor=fig("graph_floor_s"),
-        torch_floor=fig("torch_op_floor_s"), clock_hz=clock * 1e6, sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
-        fp32_per_clk=lanes, calibrated=hw.calibration is not None, missing=tuple(missing),
+        event_floor=fig("event_floor_s"),
+        stream_floor=fig("stream_floor_s"),
+        graph_floor=fig("graph_floor_s"),
+        torch_floor=fig("torch_op_floor_s"),
+        clock_hz=clock * 1e6,
+        sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
+        fp32_per_clk=lanes,
+        calibrated=hw.calibration is not None,
+        missing=tuple(missing),
     )
 
 
@@ -252,13 +279,15 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     # few of them, part of the shorter phase stays exposed
     body = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / max(resident, 1)
     bound: Literal["memory", "compute", "latency"] = (
-        "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory")
+        "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory"
+    )
     if bound == "latency":
         reason += f"; {math.ceil(waves)} wave(s) x {k.passes} dependent memory round trip(s)"
     elif bw < c.dram_bw:
         reason += f"; {bw / 1e9:,.0f} GB/s ({in_flight / 1024:.0f} KiB in flight per SM)"
-    return KernelEstimate(name=k.name, model="stream", seconds=body, grid=grid, blocks_per_sm=bps, waves=waves,
-                          bound=bound, reason=reason)
+    return KernelEstimate(
+        name=k.name, model="stream", seconds=body, grid=grid, blocks_per_sm=bps, waves=waves, bound=bound, reason=reason
+    )
 
 
 def mixed_bandwidth(c: Card, total: float, written: float) -> float:
@@ -288,8 +317,15 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
     aligned = gemm_aligned(k.m, k.n, k.k, dtype_bytes) or k.dtype in ("fp32", "fp64")
     rate = tensor_rate(hw, k.dtype, aligned)
-    path = ("simt" if k.dtype in ("fp32", "fp64") else "unaligned" if not aligned else
-            "tf32" if k.dtype == "tf32" else "tma")
+    path = (
+        "simt"
+        if k.dtype in ("fp32", "fp64")
+        else "unaligned"
+        if not aligned
+        else "tf32"
+        if k.dtype == "tf32"
+        else "tma"
+    )
     bk, stages = GEMM_PIPELINE[path]
     per_sm = rate / c.sms
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
@@ -319,8 +355,11 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
             t_red = c.stream_floor + (part + k.m * k.n * out_bytes * k.batch) / c.dram_bw
             t += part / bw
         if best is None or t + t_red < best[0] + best[1]:
-            why = (f"{tm}x{tn} tiles: {tiles:,}" + (f" x {split} k-splits" if split > 1 else "") +
-                   f" = {waves} wave(s) over {c.sms} SMs")
+            why = (
+                f"{tm}x{tn} tiles: {tiles:,}"
+                + (f" x {split} k-splits" if split > 1 else "")
+                + f" = {waves} wave(s) over {c.sms} SMs"
+            )
             best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
     assert best is not None
     t, t_red, why, units, split, bound = best
@@ -329,12 +368,31 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     elif k.dtype in ("fp32", "fp64"):
         why += f"; {k.dtype} on CUDA cores"
     why += f"; {rate / 1e12:,.0f} TFLOP/s achievable"
-    out = [KernelEstimate(name=k.name, model="gemm", seconds=t, grid=units, blocks_per_sm=1, waves=units / c.sms,
-                          bound=bound, reason=why)]
+    out = [
+        KernelEstimate(
+            name=k.name,
+            model="gemm",
+            seconds=t,
+            grid=units,
+            blocks_per_sm=1,
+            waves=units / c.sms,
+            bound=bound,
+            reason=why,
+        )
+    ]
     if split > 1:
-        out.append(KernelEstimate(name=f"{k.name} split-K reduce", model="stream", seconds=t_red - c.stream_floor,
-                                  grid=math.ceil(k.m * k.n / 512), blocks_per_sm=None, waves=0.0, bound="memory",
-                                  reason=f"sums the {split} fp32 partial tiles"))
+        out.append(
+            KernelEstimate(
+                name=f"{k.name} split-K reduce",
+                model="stream",
+                seconds=t_red - c.stream_floor,
+                grid=math.ceil(k.m * k.n / 512),
+                blocks_per_sm=None,
+                waves=0.0,
+                bound="memory",
+                reason=f"sums the {split} fp32 partial tiles",
+            )
+        )
     return out
 
 
@@ -344,7 +402,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
 # two mma.sync GEMMs, not overlapped with them.
 FLASH_SFU_PER_SCORE = 1.5
 FLASH_FP32_PER_SCORE = 3.0
-FLASH_BLOCK_Q = 128      # query rows per block (forward kernel, head_dim <= 128)
+FLASH_BLOCK_Q = 128  # query rows per block (forward kernel, head_dim <= 128)
 FLASH_DECODE_BLOCK_M = 64
 
 
@@ -398,7 +456,7 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     units = blocks * split
     active = min(c.sms, units)
     slots = bps * c.sms
-    waves = math.ceil(units / slots)
+    math.ceil(units / slots)
     # scores: causal blocks compute their diagonal tile in full
     if decode:
         # the query heads of a KV head fill (and are padded to) 64-row blocks: the padded rows
@@ -413,8 +471,9 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     else:
         scores = float(blocks * FLASH_BLOCK_Q * k.kv_seq)
         longest = float(FLASH_BLOCK_Q * k.kv_seq)
-    per_sm_scores = _busiest_sm(per_block if (k.causal and not decode) else None, units, longest, c.sms, bps,
-                                k.batch * k.heads)
+    per_sm_scores = _busiest_sm(
+        per_block if (k.causal and not decode) else None, units, longest, c.sms, bps, k.batch * k.heads
+    )
     t_comp = per_sm_scores * t_score
     bw = min(c.dram_bw, active * c.per_sm_bw)
     t_mem = k.dram_bytes / bw
@@ -422,15 +481,36 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     # their loads with its compute: 1/bps of the shorter part stays exposed
     t = max(t_comp, t_mem) + min(t_comp, t_mem) / bps + 2 * c.latency
     bound: Literal["memory", "compute", "latency"] = "compute" if t_comp >= t_mem else "memory"
-    why = (f"{blocks:,} blocks" + (f" x {split} key splits" if split > 1 else "") + f", {bps}/SM on {active} SMs; "
-           f"mma.sync at {mma_rate(hw, k.dtype) / 1e12:,.0f} TFLOP/s + softmax (exp on the SFU) per score")
-    out = [KernelEstimate(name=k.name, model="flash", seconds=t, grid=units, blocks_per_sm=bps, waves=units / slots,
-                          bound=bound, reason=why)]
+    why = (
+        f"{blocks:,} blocks" + (f" x {split} key splits" if split > 1 else "") + f", {bps}/SM on {active} SMs; "
+        f"mma.sync at {mma_rate(hw, k.dtype) / 1e12:,.0f} TFLOP/s + softmax (exp on the SFU) per score"
+    )
+    out = [
+        KernelEstimate(
+            name=k.name,
+            model="flash",
+            seconds=t,
+            grid=units,
+            blocks_per_sm=bps,
+            waves=units / slots,
+            bound=bound,
+            reason=why,
+        )
+    ]
     if split > 1:
         part = k.batch * k.heads * split * (k.head_dim + 1) * 4
-        out.append(KernelEstimate(name=f"{k.name} combine", model="stream", seconds=part / c.dram_bw + c.latency,
-                                  grid=k.batch * k.heads, blocks_per_sm=None, waves=0.0, bound="latency",
-                                  reason=f"combines the {split} partial outputs per head"))
+        out.append(
+            KernelEstimate(
+                name=f"{k.name} combine",
+                model="stream",
+                seconds=part / c.dram_bw + c.latency,
+                grid=k.batch * k.heads,
+                blocks_per_sm=None,
+                waves=0.0,
+                bound="latency",
+                reason=f"combines the {split} partial outputs per head",
+            )
+        )
     return out
 
 
@@ -464,16 +544,28 @@ def _collective(hw: Hardware, c: Card, k: Kernel, graph: bool) -> KernelEstimate
     lat_fig = (e.allreduce_graph_latency_s if graph else None) or e.allreduce_latency_s
     bus_fig = e.allreduce_bus_bytes_per_s
     if lat_fig is None or bus_fig is None:
-        raise DomainError(f"{hw.id} gives no all-reduce latency and bus bandwidth (expected.allreduce_*), "
-                          "which tensor parallelism needs")
+        raise DomainError(
+            f"{hw.id} gives no all-reduce latency and bus bandwidth (expected.allreduce_*), "
+            "which tensor parallelism needs"
+        )
     n = max(k.ranks, 2)
     factor = 2 * (n - 1) / n if k.model == "allreduce" else (n - 1) / n
     t = float(lat_fig.value) + k.dram_bytes * factor / float(bus_fig.value)
-    why = (f"NCCL {k.model.replace('all', 'all-')} of {k.dram_bytes / 1e3:,.1f} KB over {n} GPUs: "
-           f"{float(lat_fig.value) * 1e6:.1f} us {'graph-captured' if graph else 'eager'} latency + bytes at "
-           f"{float(bus_fig.value) / 1e9:,.0f} GB/s bus bandwidth")
-    return KernelEstimate(name=k.name, model=k.model, seconds=t, grid=0, blocks_per_sm=None, waves=0.0,
-                          bound="latency" if t < 2 * float(lat_fig.value) else "memory", reason=why)
+    why = (
+        f"NCCL {k.model.replace('all', 'all-')} of {k.dram_bytes / 1e3:,.1f} KB over {n} GPUs: "
+        f"{float(lat_fig.value) * 1e6:.1f} us {'graph-captured' if graph else 'eager'} latency + bytes at "
+        f"{float(bus_fig.value) / 1e9:,.0f} GB/s bus bandwidth"
+    )
+    return KernelEstimate(
+        name=k.name,
+        model=k.model,
+        seconds=t,
+        grid=0,
+        blocks_per_sm=None,
+        waves=0.0,
+        bound="latency" if t < 2 * float(lat_fig.value) else "memory",
+        reason=why,
+    )
 
 
 def kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool = False) -> list[KernelEstimate]:
@@ -498,8 +590,12 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     kernel goes faster than the host issues it.
     """
     c = card(hw)
-    ests = [e.model_copy(update={"count": k.repeat}) for k in kernels if k.repeat > 0
-            for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")]
+    ests = [
+        e.model_copy(update={"count": k.repeat})
+        for k in kernels
+        if k.repeat > 0
+        for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")
+    ]
     body = sum(e.seconds * e.count for e in ests)
     terms: list[Term] = []
     n = sum(e.count for e in ests)
@@ -517,9 +613,14 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 end = start + c.graph_floor + e.seconds
                 i += 1
         floor = end - body
-        terms.append(Term(name="launch floor", seconds=floor,
-                          reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us for a tiny kernel)" +
-                                 (f"; {n - 1} more kernel(s) issued {c.stream_floor * 1e6:.1f} us apart" if n > 1 else "")))
+        terms.append(
+            Term(
+                name="launch floor",
+                seconds=floor,
+                reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us for a tiny kernel)"
+                + (f"; {n - 1} more kernel(s) issued {c.stream_floor * 1e6:.1f} us apart" if n > 1 else ""),
+            )
+        )
         total = end
     elif launch == "stream":
         floor = n * c.stream_floor
@@ -527,8 +628,13 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         total = body + floor
     elif launch == "graph":
         floor = n * c.graph_floor
-        terms.append(Term(name="launch floor", seconds=floor,
-                          reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each"))
+        terms.append(
+            Term(
+                name="launch floor",
+                seconds=floor,
+                reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each",
+            )
+        )
         total = body + floor
     else:
         total = 0.0
@@ -537,12 +643,22 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
             gpu = e.seconds + c.stream_floor
             total += max(gpu, c.torch_floor) * e.count
             host_wait += max(0.0, c.torch_floor - gpu) * e.count
-        terms.append(Term(name="launch floor", seconds=n * c.stream_floor,
-                          reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))
+        terms.append(
+            Term(
+                name="launch floor",
+                seconds=n * c.stream_floor,
+                reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us",
+            )
+        )
         if host_wait:
-            terms.append(Term(name="host issue", seconds=host_wait,
-                              reason=f"Python issues a PyTorch op every {c.torch_floor * 1e6:.1f} us; "
-                                     "shorter kernels wait for it"))
+            terms.append(
+                Term(
+                    name="host issue",
+                    seconds=host_wait,
+                    reason=f"Python issues a PyTorch op every {c.torch_floor * 1e6:.1f} us; "
+                    "shorter kernels wait for it",
+                )
+            )
     notes = []
     if c.missing:
         notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")

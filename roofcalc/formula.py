@@ -77,7 +77,9 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: (Fraction(a) / Fraction(b)) if not isinstance(a, float) and not isinstance(b, float) else a / b,
+    ast.Div: lambda a, b: (
+        (Fraction(a) / Fraction(b)) if not isinstance(a, float) and not isinstance(b, float) else a / b
+    ),
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
     ast.Pow: lambda a, b: a**b,
@@ -266,8 +268,10 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
             # refuse before computing: ((m**256)**256)**256 would otherwise run for minutes
             whole = isinstance(b, int) or b.denominator == 1
             if whole and _bits(a) * abs(int(b)) > MAX_BITS:
-                raise EvalError(f"{_clip(ast.unparse(node))} is too large: about {_bits(a) * abs(int(b)):,} bits "
-                                f"(limit {MAX_BITS:,})")
+                raise EvalError(
+                    f"{_clip(ast.unparse(node))} is too large: about {_bits(a) * abs(int(b)):,} bits "
+                    f"(limit {MAX_BITS:,})"
+                )
         return _checked(_BINOPS[type(node.op)](a, b), node)
     if isinstance(node, ast.UnaryOp):
         v = _eval(node.operand, env)

@@ -140,8 +140,11 @@ def _whole_figure(fig: Figure | None, limit: float = MAX_FIGURE) -> Figure | Non
     if not _whole(fig.value):
         raise ValueError(f"value must be a whole number (got {_clip(fig.value)})")
     if fig.value > limit:
-        raise ValueError(f"value {_clip(fig.value)} is absurdly large (at most {limit:,})" if isinstance(limit, int)
-                         else f"value {_clip(fig.value)} is absurdly large (at most {limit:g})")
+        raise ValueError(
+            f"value {_clip(fig.value)} is absurdly large (at most {limit:,})"
+            if isinstance(limit, int)
+            else f"value {_clip(fig.value)} is absurdly large (at most {limit:g})"
+        )
     return fig
 
 
@@ -191,7 +194,9 @@ class SMResources(_Strict):
         if isinstance(fig, Figure):
             return _whole_figure(fig, SM_LIMITS[str(info.field_name)])
         if isinstance(fig, ListFigure) and max(fig.value) > SM_LIMITS[str(info.field_name)]:
-            raise ValueError(f"value {max(fig.value):,} is absurdly large (at most {SM_LIMITS[str(info.field_name)]:,})")
+            raise ValueError(
+                f"value {max(fig.value):,} is absurdly large (at most {SM_LIMITS[str(info.field_name)]:,})"
+            )
         return fig
 
     @model_validator(mode="after")
@@ -218,43 +223,72 @@ class SMResources(_Strict):
         regs_sm, regs_block = v("registers_per_sm"), v("registers_per_block")
         unit, max_regs = v("register_allocation_unit"), v("max_registers_per_thread")
         if regs_sm is not None and unit is not None:
-            need(unit <= regs_sm, "registers_per_sm",
-                 f"{regs_sm:,} is smaller than one warp's allocation (register_allocation_unit {unit:,})")
+            need(
+                unit <= regs_sm,
+                "registers_per_sm",
+                f"{regs_sm:,} is smaller than one warp's allocation (register_allocation_unit {unit:,})",
+            )
         if regs_sm is not None and regs_block is not None:
-            need(regs_block <= regs_sm, "registers_per_block", f"{regs_block:,} is more than registers_per_sm ({regs_sm:,})")
+            need(
+                regs_block <= regs_sm,
+                "registers_per_block",
+                f"{regs_block:,} is more than registers_per_sm ({regs_sm:,})",
+            )
         file_ = regs_block if regs_block is not None else regs_sm
         if file_ is not None and max_regs is not None and warp is not None:
-            need(max_regs * warp <= file_, "max_registers_per_thread",
-                 f"one warp at {max_regs} registers a thread needs {max_regs * warp:,}, more than the "
-                 f"{'block' if regs_block is not None else 'SM'}'s {file_:,}")
+            need(
+                max_regs * warp <= file_,
+                "max_registers_per_thread",
+                f"one warp at {max_regs} registers a thread needs {max_regs * warp:,}, more than the "
+                f"{'block' if regs_block is not None else 'SM'}'s {file_:,}",
+            )
         per_sm, per_block = v("shared_memory_per_sm_bytes"), v("shared_memory_per_block_bytes")
         optin, reserved = v("shared_memory_per_block_optin_bytes"), v("reserved_shared_memory_per_block_bytes")
         smem_unit = v("shared_memory_allocation_unit_bytes")
         if per_block is not None and optin is not None:
-            need(per_block <= optin, "shared_memory_per_block_bytes",
-                 f"{per_block:,} is more than shared_memory_per_block_optin_bytes ({optin:,})")
+            need(
+                per_block <= optin,
+                "shared_memory_per_block_bytes",
+                f"{per_block:,} is more than shared_memory_per_block_optin_bytes ({optin:,})",
+            )
         block_limit = optin if optin is not None else per_block
         if per_sm is not None and block_limit is not None:
             name = "shared_memory_per_block_optin_bytes" if optin is not None else "shared_memory_per_block_bytes"
-            need(block_limit + (reserved or 0) <= per_sm, name,
-                 f"{block_limit:,}" + (f" + {reserved:,} reserved" if reserved else "")
-                 + f" is more than shared_memory_per_sm_bytes ({per_sm:,})")
+            need(
+                block_limit + (reserved or 0) <= per_sm,
+                name,
+                f"{block_limit:,}"
+                + (f" + {reserved:,} reserved" if reserved else "")
+                + f" is more than shared_memory_per_sm_bytes ({per_sm:,})",
+            )
         if reserved is not None and block_limit is not None:
-            need(reserved < block_limit, "reserved_shared_memory_per_block_bytes",
-                 f"{reserved:,} leaves nothing of the per-block limit ({block_limit:,})")
+            need(
+                reserved < block_limit,
+                "reserved_shared_memory_per_block_bytes",
+                f"{reserved:,} leaves nothing of the per-block limit ({block_limit:,})",
+            )
         if smem_unit is not None and block_limit is not None:
-            need(smem_unit <= block_limit, "shared_memory_allocation_unit_bytes",
-                 f"{smem_unit:,} is more than the per-block limit ({block_limit:,})")
+            need(
+                smem_unit <= block_limit,
+                "shared_memory_allocation_unit_bytes",
+                f"{smem_unit:,} is more than the per-block limit ({block_limit:,})",
+            )
         if self.shared_memory_configs_kib is not None:
             configs = self.shared_memory_configs_kib.value
             from itertools import pairwise
 
-            need(all(a < b for a, b in pairwise(configs)), "shared_memory_configs_kib",
-                 "the configurations must be in increasing order")
+            need(
+                all(a < b for a, b in pairwise(configs)),
+                "shared_memory_configs_kib",
+                "the configurations must be in increasing order",
+            )
             if per_sm is not None:
-                need(configs[-1] * 1024 <= per_sm, "shared_memory_configs_kib",
-                     f"the largest configuration ({configs[-1]:,} KiB) is more than shared_memory_per_sm_bytes "
-                     f"({per_sm:,} B)")
+                need(
+                    configs[-1] * 1024 <= per_sm,
+                    "shared_memory_configs_kib",
+                    f"the largest configuration ({configs[-1]:,} KiB) is more than shared_memory_per_sm_bytes "
+                    f"({per_sm:,} B)",
+                )
         return self
 
 
@@ -393,8 +427,10 @@ class Hardware(_Strict):
 
             base = self.calibration.base
             if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", base) or base.endswith((".yaml", ".yml")):
-                raise ValueError(f"calibration.base: {_clip(base)!r} is not a hardware id from the registry "
-                                 "(such as h100), and a path is not accepted")
+                raise ValueError(
+                    f"calibration.base: {_clip(base)!r} is not a hardware id from the registry "
+                    "(such as h100), and a path is not accepted"
+                )
         return self
 
     # ------------------------------------------------------------ helpers

@@ -21,19 +21,41 @@ if TYPE_CHECKING:
 
 @click.command("kernels", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("file", type=click.Path(dir_okay=True, file_okay=True))
-@click.option("--kernel", "kernel_regex", default=None, metavar="REGEX",
-              help="only kernels whose name (demangled or mangled) matches this regular expression")
-@click.option("--threads", type=IntType(), default=None,
-              help="threads per block, for kernels whose file records no launch (ptxas, cuobjdump, cubin)")
+@click.option(
+    "--kernel",
+    "kernel_regex",
+    default=None,
+    metavar="REGEX",
+    help="only kernels whose name (demangled or mangled) matches this regular expression",
+)
+@click.option(
+    "--threads",
+    type=IntType(),
+    default=None,
+    help="threads per block, for kernels whose file records no launch (ptxas, cuobjdump, cubin)",
+)
 @click.option("--smem", type=SizeType(), default=None, help="dynamic shared memory per block for those kernels (96k)")
 @click.option("--grid", type=IntType(), default=None, help="blocks in the grid for those kernels: adds waves")
 @shared("hw", "hw_file", "calibration")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="draw the measured kernels on the roofline: a .png, .svg or .pdf file")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="draw the measured kernels on the roofline: a .png, .svg or .pdf file",
+)
 @shared("json")
-def kernels(file: str, kernel_regex: str | None, threads: int | None, smem: int | None, grid: int | None,
-            hw_name: str | None, hw_file: str | None, calibration: str | None, plot: str | None,
-            as_json: bool) -> None:
+def kernels(
+    file: str,
+    kernel_regex: str | None,
+    threads: int | None,
+    smem: int | None,
+    grid: int | None,
+    hw_name: str | None,
+    hw_file: str | None,
+    calibration: str | None,
+    plot: str | None,
+    as_json: bool,
+) -> None:
     """Occupancy of every kernel in a kernel file, and for Nsight Compute exports the roofline.
 
     FILE is a ptxas -v log, cuobjdump -res-usage output, a cubin (or a fatbin or CUDA binary
@@ -60,8 +82,9 @@ def kernels(file: str, kernel_regex: str | None, threads: int | None, smem: int 
         check_output(plot)
     hw = resolve_hardware(hw_name, hw_file, calibration)
     kf = load_kernel_file(file)
-    report = analyze_file(kf, hw, Options(threads=threads, dynamic_smem_bytes=smem, grid=grid,
-                                          kernel_regex=kernel_regex))
+    report = analyze_file(
+        kf, hw, Options(threads=threads, dynamic_smem_bytes=smem, grid=grid, kernel_regex=kernel_regex)
+    )
     if plot:
         save_kernel_roofline(report, hw, plot)
     if as_json:
@@ -92,15 +115,32 @@ def save_kernel_roofline(report: KernelsReport, hw: Hardware, path: str) -> None
         if r is None or r.intensity is None or r.achieved_flops_per_s is None or k.flops_dtype is None:
             continue
         roof = f"{hw.id} {k.flops_dtype}"  # one colour per roof: the points sit under their dtype's roof
-        points.append(Point(label=_short(k.kernel, 40), hardware=roof, dtype=k.flops_dtype, intensity=r.intensity,
-                            attainable_flops_per_s=r.achieved_flops_per_s, bound=r.bound or "memory"))
+        points.append(
+            Point(
+                label=_short(k.kernel, 40),
+                hardware=roof,
+                dtype=k.flops_dtype,
+                intensity=r.intensity,
+                attainable_flops_per_s=r.achieved_flops_per_s,
+                bound=r.bound or "memory",
+            )
+        )
         if r.peak_flops_per_s and not any(x.hardware == roof for x in roofs):
-            roofs.append(Roof(hardware=roof, dtype=r.peak_pipe or "", peak_flops_per_s=r.peak_flops_per_s,
-                              bandwidth_bytes_per_s=hw.bandwidth, ridge=r.peak_flops_per_s / hw.bandwidth,
-                              calibrated=hw.calibration is not None))
+            roofs.append(
+                Roof(
+                    hardware=roof,
+                    dtype=r.peak_pipe or "",
+                    peak_flops_per_s=r.peak_flops_per_s,
+                    bandwidth_bytes_per_s=hw.bandwidth,
+                    ridge=r.peak_flops_per_s / hw.bandwidth,
+                    calibrated=hw.calibration is not None,
+                )
+            )
     if not points or not roofs:
-        raise DomainError("--plot: no kernel has both a FLOP count and DRAM bytes to place on the roofline "
-                          "(an ncu export with FLOP counters and dram__bytes.sum has)")
+        raise DomainError(
+            "--plot: no kernel has both a FLOP count and DRAM bytes to place on the roofline "
+            "(an ncu export with FLOP counters and dram__bytes.sum has)"
+        )
     save_roofline(RooflineChart(roofs=roofs, points=points, results=[]), path)
 
 
@@ -161,16 +201,33 @@ def render_kernels(c: Console, report: KernelsReport) -> None:
     cal = " \\[calibrated]" if report.calibrated else ""
     archs = sorted({k.arch or "?" for k in report.kernels})
     one_arch = len(archs) == 1
-    c.print(f"[bold]kernels[/bold] in {esc(report.file)} ({report.format}{', ' + archs[0] if one_arch else ''}) "
-            f"on [bold]{esc(report.hardware_name)}[/bold]{cal}")
+    c.print(
+        f"[bold]kernels[/bold] in {esc(report.file)} ({report.format}{', ' + archs[0] if one_arch else ''}) "
+        f"on [bold]{esc(report.hardware_name)}[/bold]{cal}"
+    )
     t = Table(show_edge=False, pad_edge=False)
     width = len(str(len(report.kernels)))
-    cols = ["#", *([] if one_arch else ["arch"]), "regs", "spills", "smem s+d", "threads", "blocks/SM", "occ",
-            "limited by", "+1 block if", "kernel"]
+    cols = [
+        "#",
+        *([] if one_arch else ["arch"]),
+        "regs",
+        "spills",
+        "smem s+d",
+        "threads",
+        "blocks/SM",
+        "occ",
+        "limited by",
+        "+1 block if",
+        "kernel",
+    ]
     for col in cols:
-        t.add_column(col, justify="left" if col in ("arch", "limited by", "+1 block if", "kernel") else "right",
-                     no_wrap=col not in ("+1 block if", "kernel"), overflow="fold" if col == "kernel" else "ellipsis",
-                     min_width=width if col == "#" else None)
+        t.add_column(
+            col,
+            justify="left" if col in ("arch", "limited by", "+1 block if", "kernel") else "right",
+            no_wrap=col not in ("+1 block if", "kernel"),
+            overflow="fold" if col == "kernel" else "ellipsis",
+            min_width=width if col == "#" else None,
+        )
     frames = False
     for i, k in enumerate(report.kernels, start=1):
         spills, frame = _spills(k)
@@ -183,36 +240,66 @@ def render_kernels(c: Console, report: KernelsReport) -> None:
             blocks, occ = str(k.blocks_per_sm), f"{k.occupancy:.0%}" if k.occupancy is not None else "?"
             lim = "+".join(_SHORT.get(x, x) for x in k.limiters)
         threads = "?" if k.threads is None else str(k.threads) + ("*" if k.threads_from == "__launch_bounds__" else "")
-        t.add_row(str(i), *([] if one_arch else [k.arch or "?"]), "?" if k.registers is None else str(k.registers),
-                  spills, f"{_size(k.static_smem_bytes)}+{_size(k.dynamic_smem_bytes)}", threads, blocks, occ, lim,
-                  esc(_next(k)), esc(_short(k.kernel, 64)))
+        t.add_row(
+            str(i),
+            *([] if one_arch else [k.arch or "?"]),
+            "?" if k.registers is None else str(k.registers),
+            spills,
+            f"{_size(k.static_smem_bytes)}+{_size(k.dynamic_smem_bytes)}",
+            threads,
+            blocks,
+            occ,
+            lim,
+            esc(_next(k)),
+            esc(_short(k.kernel, 64)),
+        )
     c.print(t)
     measured = [(i, k) for i, k in enumerate(report.kernels, start=1) if k.measured_s is not None]
     if measured:
-        m = Table(title="measured by Nsight Compute (medians over identical launches)", title_justify="left",
-                  show_edge=False, pad_edge=False)
+        m = Table(
+            title="measured by Nsight Compute (medians over identical launches)",
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+        )
         for col in ("#", "n", "time", "DRAM", "bandwidth", "FLOP/s", "FLOP/B", "bound", "ncu agrees"):
-            m.add_column(col, justify="left" if col in ("bound", "ncu agrees") else "right", no_wrap=True,
-                         min_width=len(str(len(report.kernels))) if col == "#" else None)
+            m.add_column(
+                col,
+                justify="left" if col in ("bound", "ncu agrees") else "right",
+                no_wrap=True,
+                min_width=len(str(len(report.kernels))) if col == "#" else None,
+            )
         for i, k in measured:
             r = k.roofline
             bw = fl = ai = "-"
             if r is not None and r.achieved_bandwidth_bytes_per_s is not None:
                 bw = si(r.achieved_bandwidth_bytes_per_s, "B/s") + (
-                    f" {r.bandwidth_fraction:.0%}" if r.bandwidth_fraction is not None else "")
+                    f" {r.bandwidth_fraction:.0%}" if r.bandwidth_fraction is not None else ""
+                )
             if r is not None and r.achieved_flops_per_s is not None:
                 fl = si(r.achieved_flops_per_s, "FLOP/s") + (
-                    f" {r.fraction_of_roof:.0%}" if r.fraction_of_roof is not None else "")
+                    f" {r.fraction_of_roof:.0%}" if r.fraction_of_roof is not None else ""
+                )
             if r is not None and r.intensity is not None:
                 ai = f"{r.intensity:,.0f}" if r.intensity >= 100 else f"{r.intensity:.3g}"
             agree = "-" if k.ncu_agrees is None else ("yes" if k.ncu_agrees else "[bold red]no[/bold red]")
-            m.add_row(str(i), str(k.launches or 1), fmt_time(k.measured_s or 0),
-                      "-" if k.dram_bytes is None else fmt_bytes(k.dram_bytes), bw, fl, ai,
-                      r.bound if r is not None and r.bound else "-", agree)
+            m.add_row(
+                str(i),
+                str(k.launches or 1),
+                fmt_time(k.measured_s or 0),
+                "-" if k.dram_bytes is None else fmt_bytes(k.dram_bytes),
+                bw,
+                fl,
+                ai,
+                r.bound if r is not None and r.bound else "-",
+                agree,
+            )
         c.print(m)
-        c.print("[dim]n: launches; bandwidth: % of the device-memory roof; FLOP/s: % of the roof at the kernel's "
-                "FLOP/B, min(peak, bandwidth x FLOP/B); ncu agrees: its occupancy limits and blocks per SM match "
-                "roofcalc's[/dim]")
+        c.print(
+            "[dim]n: launches; bandwidth: % of the device-memory roof; FLOP/s: % of the roof at the kernel's "
+            "FLOP/B, min(peak, bandwidth x FLOP/B); ncu agrees: its occupancy limits and blocks per SM match "
+            "roofcalc's[/dim]"
+        )
     if frames:
         c.print("[dim]spills: bytes stored/loaded per thread (ptxas -v); (n): the stack frame, spills included[/dim]")
     if any(k.threads_from == "__launch_bounds__" for k in report.kernels):

@@ -31,11 +31,20 @@ LIMITERS = ("registers", "shared_memory", "warps", "blocks", "barriers")
 Limiter = Literal["registers", "shared_memory", "warps", "blocks", "barriers"]
 
 _CUDA_FIELDS = (
-    "warp_size", "max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm",
-    "registers_per_sm", "registers_per_block", "max_registers_per_thread",
-    "register_allocation_unit", "sub_partitions", "shared_memory_per_sm_bytes",
-    "shared_memory_per_block_bytes", "shared_memory_per_block_optin_bytes",
-    "reserved_shared_memory_per_block_bytes", "shared_memory_allocation_unit_bytes",
+    "warp_size",
+    "max_threads_per_block",
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+    "registers_per_sm",
+    "registers_per_block",
+    "max_registers_per_thread",
+    "register_allocation_unit",
+    "sub_partitions",
+    "shared_memory_per_sm_bytes",
+    "shared_memory_per_block_bytes",
+    "shared_memory_per_block_optin_bytes",
+    "reserved_shared_memory_per_block_bytes",
+    "shared_memory_allocation_unit_bytes",
     "shared_memory_configs_kib",
 )
 
@@ -132,8 +141,7 @@ def _smem_config(hw: Hardware, carveout: int, need: int) -> int:
     return preferred if preferred >= need else align_up(need)
 
 
-def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carveout: int,
-         barriers: int) -> _Raw:
+def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carveout: int, barriers: int) -> _Raw:
     v = hw.sm_value
     warp = v("warp_size") or 32
     warps_per_block = _ceil_div(threads, warp)
@@ -180,11 +188,23 @@ def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, car
     budget = v("block_barriers_per_sm")
     lim_bars = budget // barriers if budget is not None and barriers > 0 else None
 
-    limits = {"registers": lim_regs, "shared_memory": lim_smem, "warps": lim_warps,
-              "blocks": lim_blocks, "barriers": lim_bars}
+    limits = {
+        "registers": lim_regs,
+        "shared_memory": lim_smem,
+        "warps": lim_warps,
+        "blocks": lim_blocks,
+        "barriers": lim_bars,
+    }
     blocks = min(x for x in limits.values() if x is not None)
-    return _Raw(blocks=blocks, limits=limits, regs_per_warp=regs_per_warp, regs_per_block=regs_per_block,
-                smem_alloc=alloc, smem_block_limit=block_limit, smem_config=config)
+    return _Raw(
+        blocks=blocks,
+        limits=limits,
+        regs_per_warp=regs_per_warp,
+        regs_per_block=regs_per_block,
+        smem_alloc=alloc,
+        smem_block_limit=block_limit,
+        smem_config=config,
+    )
 
 
 def occupancy_fraction(hw: Hardware, threads: int, blocks: int) -> float:
@@ -194,15 +214,17 @@ def occupancy_fraction(hw: Hardware, threads: int, blocks: int) -> float:
     return blocks * _ceil_div(threads, warp) / max_warps if max_warps else 0.0
 
 
-def blocks_per_sm(hw: Hardware, threads: int, regs: int, smem: int = 0, static_smem: int = 0,
-                  carveout: int = -1, barriers: int = 1) -> tuple[int, list[str]]:
+def blocks_per_sm(
+    hw: Hardware, threads: int, regs: int, smem: int = 0, static_smem: int = 0, carveout: int = -1, barriers: int = 1
+) -> tuple[int, list[str]]:
     """Resident blocks per SM and the binding limits, with no input checks (for tests)."""
     raw = _raw(hw, threads, regs, smem, static_smem, carveout, barriers)
     return raw.blocks, [k for k in LIMITERS if raw.limits[k] == raw.blocks]
 
 
-def _check_inputs(hw: Hardware, threads: int, regs: int | None, smem: int, static_smem: int,
-                  carveout: int, barriers: int) -> None:
+def _check_inputs(
+    hw: Hardware, threads: int, regs: int | None, smem: int, static_smem: int, carveout: int, barriers: int
+) -> None:
     max_threads = hw.sm_value("max_threads_per_block") or 1024
     if not 1 <= threads <= max_threads:
         raise InputError(f"--threads must be 1..{max_threads} on {hw.id} (got {threads})")
@@ -215,17 +237,26 @@ def _check_inputs(hw: Hardware, threads: int, regs: int | None, smem: int, stati
     if optin is not None and smem + static_smem > optin:
         from .units import fmt_binary
 
-        raise InputError(f"shared memory per block {fmt_binary(smem + static_smem)} is over {hw.id}'s "
-                         f"opt-in limit of {fmt_binary(optin)} ({optin} bytes)")
+        raise InputError(
+            f"shared memory per block {fmt_binary(smem + static_smem)} is over {hw.id}'s "
+            f"opt-in limit of {fmt_binary(optin)} ({optin} bytes)"
+        )
     if not -1 <= carveout <= 100:
         raise InputError(f"--carveout must be -1 (default) or a percentage 0..100 (got {carveout})")
     if not 0 <= barriers <= 16:
         raise InputError(f"--barriers must be 0..16 (got {barriers})")
 
 
-def occupancy(hardware: Hardware | str, threads: int, regs: int | None = None, smem: int = 0,
-              static_smem: int = 0, carveout: int | None = None, barriers: int = 1,
-              grid: int | None = None) -> OccupancyResult:
+def occupancy(
+    hardware: Hardware | str,
+    threads: int,
+    regs: int | None = None,
+    smem: int = 0,
+    static_smem: int = 0,
+    carveout: int | None = None,
+    barriers: int = 1,
+    grid: int | None = None,
+) -> OccupancyResult:
     """Occupancy of one launch configuration on ``hardware``.
 
     ``smem`` is the dynamic shared memory per block in bytes, ``static_smem`` the static;
@@ -258,14 +289,30 @@ def occupancy(hardware: Hardware | str, threads: int, regs: int | None = None, s
     if raw.limits["barriers"] is None:
         limit_notes["barriers"] = "no block-barrier budget on this architecture (applies from CC 9.0)"
     return OccupancyResult(
-        hardware=hw.id, threads=threads, regs=regs, smem=smem, static_smem=static_smem, carveout=carve,
-        barriers=barriers, launchable=blocks > 0, reason=reason, blocks_per_sm=blocks,
-        warps_per_sm=blocks * warps_per_block, threads_per_sm=blocks * threads, max_warps_per_sm=max_warps,
+        hardware=hw.id,
+        threads=threads,
+        regs=regs,
+        smem=smem,
+        static_smem=static_smem,
+        carveout=carve,
+        barriers=barriers,
+        launchable=blocks > 0,
+        reason=reason,
+        blocks_per_sm=blocks,
+        warps_per_sm=blocks * warps_per_block,
+        threads_per_sm=blocks * threads,
+        max_warps_per_sm=max_warps,
         occupancy=occupancy_fraction(hw, threads, blocks) if max_warps else None,
-        limiters=limiters, limits=raw.limits, limit_notes=limit_notes, warps_per_block=warps_per_block,
-        allocated_regs_per_thread=raw.regs_per_warp // warp, allocated_regs_per_warp=raw.regs_per_warp,
-        allocated_regs_per_block=raw.regs_per_block, allocated_smem_per_block=raw.smem_alloc,
-        smem_per_block_limit=raw.smem_block_limit, smem_config_bytes=raw.smem_config,
+        limiters=limiters,
+        limits=raw.limits,
+        limit_notes=limit_notes,
+        warps_per_block=warps_per_block,
+        allocated_regs_per_thread=raw.regs_per_warp // warp,
+        allocated_regs_per_warp=raw.regs_per_warp,
+        allocated_regs_per_block=raw.regs_per_block,
+        allocated_smem_per_block=raw.smem_alloc,
+        smem_per_block_limit=raw.smem_block_limit,
+        smem_config_bytes=raw.smem_config,
         next_block=_next_block(hw, threads, regs, smem, static_smem, carve, barriers, blocks) if blocks > 0 else None,
         waves=_waves(hw, grid, blocks) if grid is not None else None,
         notes=notes,
@@ -274,18 +321,23 @@ def occupancy(hardware: Hardware | str, threads: int, regs: int | None = None, s
 
 def _why_not(hw: Hardware, raw: _Raw, regs: int, threads: int) -> str:
     if raw.limits["registers"] == 0:
-        return (f"{regs} registers x {threads} threads needs {raw.regs_per_block:,} registers per block "
-                f"(allocated per warp); the limit is {hw.sm_value('registers_per_block'):,}")
+        return (
+            f"{regs} registers x {threads} threads needs {raw.regs_per_block:,} registers per block "
+            f"(allocated per warp); the limit is {hw.sm_value('registers_per_block'):,}"
+        )
     if raw.limits["shared_memory"] == 0:
-        return (f"{raw.smem_alloc:,} bytes of shared memory per block (with the reserved bytes) is over "
-                f"the per-block limit of {raw.smem_block_limit:,}")
+        return (
+            f"{raw.smem_alloc:,} bytes of shared memory per block (with the reserved bytes) is over "
+            f"the per-block limit of {raw.smem_block_limit:,}"
+        )
     if raw.limits["warps"] == 0:
         return f"{threads} threads is over the block limit of {hw.sm_value('max_threads_per_block')}"
     return "a resource limit admits no block"
 
 
-def _next_block(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carve: int,
-                barriers: int, blocks: int) -> NextBlock:
+def _next_block(
+    hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carve: int, barriers: int, blocks: int
+) -> NextBlock:
     def nb(t: int = threads, r: int = regs, s: int = smem) -> int:
         return _raw(hw, t, r, s, static_smem, carve, barriers).blocks
 
@@ -308,8 +360,7 @@ def _next_block(hw: Hardware, threads: int, regs: int, smem: int, static_smem: i
     threads_at_most = next((t for t in range(threads - 1, 0, -1) if nb(t=t) > blocks), None)
     if threads_at_most is None:
         why["threads"] = "fewer threads alone does not fit another block"
-    return NextBlock(regs_at_most=regs_at_most, smem_at_most=smem_at_most, threads_at_most=threads_at_most,
-                     why_not=why)
+    return NextBlock(regs_at_most=regs_at_most, smem_at_most=smem_at_most, threads_at_most=threads_at_most, why_not=why)
 
 
 def _waves(hw: Hardware, grid: int, blocks: int) -> Waves | None:
@@ -319,30 +370,43 @@ def _waves(hw: Hardware, grid: int, blocks: int) -> Waves | None:
     per_wave = blocks * sms
     full, tail = divmod(grid, per_wave)
     waves_needed = full + (1 if tail else 0)
-    return Waves(grid=grid, blocks_per_wave=per_wave, waves=grid / per_wave, full_waves=full, tail_blocks=tail,
-                 tail_efficiency_loss=1 - grid / (waves_needed * per_wave))
+    return Waves(
+        grid=grid,
+        blocks_per_wave=per_wave,
+        waves=grid / per_wave,
+        full_waves=full,
+        tail_blocks=tail,
+        tail_efficiency_loss=1 - grid / (waves_needed * per_wave),
+    )
 
 
 def _notes(hw: Hardware, threads: int, warp: int, warps_per_block: int, carve: int, raw: _Raw) -> list[str]:
     notes = []
     if threads % warp:
         idle = warps_per_block * warp - threads
-        notes.append(f"{threads} threads is not a multiple of the warp size ({warp}): the last warp runs "
-                     f"with {idle} of its {warp} lanes idle")
+        notes.append(
+            f"{threads} threads is not a multiple of the warp size ({warp}): the last warp runs "
+            f"with {idle} of its {warp} lanes idle"
+        )
     parts = hw.sm_value("sub_partitions") or 1
     if warps_per_block % parts:
-        notes.append(f"{warps_per_block} warps per block do not spread evenly over the {parts} sub-partitions "
-                     f"(each with its own scheduler): per block, some schedulers get more warps than others")
+        notes.append(
+            f"{warps_per_block} warps per block do not spread evenly over the {parts} sub-partitions "
+            f"(each with its own scheduler): per block, some schedulers get more warps than others"
+        )
     if carve != -1:
         per_sm = hw.sm_value("shared_memory_per_sm_bytes") or 0
         pref = carve * per_sm // 100
-        notes.append(f"carveout {carve}% of {per_sm // 1024} KiB = {pref:,} bytes; the SM runs the "
-                     f"{raw.smem_config // 1024} KiB shared-memory configuration")
+        notes.append(
+            f"carveout {carve}% of {per_sm // 1024} KiB = {pref:,} bytes; the SM runs the "
+            f"{raw.smem_config // 1024} KiB shared-memory configuration"
+        )
     return notes
 
 
-def _unknown_rules(hw: Hardware, threads: int, regs: int | None, smem: int, static_smem: int, carve: int,
-                   barriers: int) -> OccupancyResult:
+def _unknown_rules(
+    hw: Hardware, threads: int, regs: int | None, smem: int, static_smem: int, carve: int, barriers: int
+) -> OccupancyResult:
     """Parts whose vendor publishes no residency rules (Apple): check only the published limits."""
     per_block = hw.sm_value("shared_memory_per_block_bytes")
     reason = None
@@ -358,33 +422,60 @@ def _unknown_rules(hw: Hardware, threads: int, regs: int | None, smem: int, stat
     }
     warp = hw.sm_value("warp_size") or 32
     wpb = _ceil_div(threads, warp)
-    notes = [f"{hw.name}: only the per-threadgroup limits are published (threads <= "
-             f"{hw.sm_value('max_threads_per_block')}, threadgroup memory <= {per_block} bytes); "
-             "residency per core cannot be computed"]
+    notes = [
+        f"{hw.name}: only the per-threadgroup limits are published (threads <= "
+        f"{hw.sm_value('max_threads_per_block')}, threadgroup memory <= {per_block} bytes); "
+        "residency per core cannot be computed"
+    ]
     if regs is not None:
         notes.append(f"--regs {regs} ignored: {why_regs}")
     return OccupancyResult(
-        hardware=hw.id, threads=threads, regs=regs, smem=smem, static_smem=static_smem, carveout=carve,
-        barriers=barriers, launchable=reason is None, reason=reason, blocks_per_sm=None, warps_per_sm=None,
-        threads_per_sm=None, max_warps_per_sm=None, occupancy=None, limiters=[],
-        limits=dict.fromkeys(LIMITERS), limit_notes=limit_notes, warps_per_block=wpb,
-        allocated_regs_per_thread=None, allocated_regs_per_warp=None, allocated_regs_per_block=None,
-        allocated_smem_per_block=smem + static_smem, smem_per_block_limit=per_block, smem_config_bytes=None,
-        next_block=None, waves=None, notes=notes,
+        hardware=hw.id,
+        threads=threads,
+        regs=regs,
+        smem=smem,
+        static_smem=static_smem,
+        carveout=carve,
+        barriers=barriers,
+        launchable=reason is None,
+        reason=reason,
+        blocks_per_sm=None,
+        warps_per_sm=None,
+        threads_per_sm=None,
+        max_warps_per_sm=None,
+        occupancy=None,
+        limiters=[],
+        limits=dict.fromkeys(LIMITERS),
+        limit_notes=limit_notes,
+        warps_per_block=wpb,
+        allocated_regs_per_thread=None,
+        allocated_regs_per_warp=None,
+        allocated_regs_per_block=None,
+        allocated_smem_per_block=smem + static_smem,
+        smem_per_block_limit=per_block,
+        smem_config_bytes=None,
+        next_block=None,
+        waves=None,
+        notes=notes,
     )
 
 
-def sweep_block_sizes(hardware: Hardware | str, regs: int | None = None, smem: int = 0, static_smem: int = 0,
-                      carveout: int | None = None, barriers: int = 1,
-                      grid: int | None = None) -> tuple[list[OccupancyResult], int | None]:
+def sweep_block_sizes(
+    hardware: Hardware | str,
+    regs: int | None = None,
+    smem: int = 0,
+    static_smem: int = 0,
+    carveout: int | None = None,
+    barriers: int = 1,
+    grid: int | None = None,
+) -> tuple[list[OccupancyResult], int | None]:
     """Every block size from one warp to the block limit, and the size the runtime's
     cudaOccupancyMaxPotentialBlockSize would choose (the largest with the most threads
     resident; None where residency is unknown)."""
     hw = load_hardware(hardware)
     warp = hw.sm_value("warp_size") or 32
     top = hw.sm_value("max_threads_per_block") or 1024
-    results = [occupancy(hw, t, regs, smem, static_smem, carveout, barriers, grid)
-               for t in range(warp, top + 1, warp)]
+    results = [occupancy(hw, t, regs, smem, static_smem, carveout, barriers, grid) for t in range(warp, top + 1, warp)]
     best: int | None = None
     best_threads = 0
     for r in reversed(results):  # the runtime tries the largest first; ties keep the larger

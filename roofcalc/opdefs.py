@@ -53,8 +53,10 @@ class Param(_Strict):
             raise ValueError(f"default dtype {self.default!r} is not one of {', '.join(DTYPES)}")
         if self.type == "choice" and self.default is not None and self.default not in (self.choices or []):
             raise ValueError(f"default {self.default!r} is not among the choices")
-        if self.type == "int" and self.default is not None and (
-            isinstance(self.default, bool) or not isinstance(self.default, int)
+        if (
+            self.type == "int"
+            and self.default is not None
+            and (isinstance(self.default, bool) or not isinstance(self.default, int))
         ):
             raise ValueError(f"default {self.default!r} of an int parameter must be an integer")
         if self.type == "bool" and self.default is not None and not isinstance(self.default, bool):
@@ -92,8 +94,32 @@ class BreakdownRow(_Strict):
     help: str
 
 
-KERNEL_FORMULAS = ("grid", "threads", "regs", "smem", "dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops",
-                   "passes", "inflight_bytes", "repeat", "m", "n", "k", "batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "causal", "ranks")
+KERNEL_FORMULAS = (
+    "grid",
+    "threads",
+    "regs",
+    "smem",
+    "dram_bytes",
+    "write_bytes",
+    "sfu_ops",
+    "reread_bytes",
+    "footprint_bytes",
+    "flops",
+    "passes",
+    "inflight_bytes",
+    "repeat",
+    "m",
+    "n",
+    "k",
+    "batch",
+    "heads",
+    "kv_heads",
+    "seq",
+    "kv_seq",
+    "head_dim",
+    "causal",
+    "ranks",
+)
 
 
 class KernelDef(_Strict):
@@ -271,8 +297,9 @@ class OpDef(_Strict):
     @property
     def all_params(self) -> dict[str, Param]:
         """The op's parameters with the implicit dtype first."""
-        dt = Param(type="dtype", help="element type; sets element size and which peak applies",
-                   default=self.dtype_default)
+        dt = Param(
+            type="dtype", help="element type; sets element size and which peak applies", default=self.dtype_default
+        )
         return {"dtype": dt, **self.params}
 
 

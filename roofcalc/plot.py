@@ -17,8 +17,9 @@ def check_output(path: str) -> str:
     """Validate an output path before any work: known extension, writable folder. Returns the format."""
     ext = Path(path).suffix.lower().lstrip(".")
     if ext not in FORMATS:
-        raise InputError(f"{path}: unknown chart format {('.' + ext) if ext else '(no extension)'}; "
-                         f"use .png, .svg or .pdf")
+        raise InputError(
+            f"{path}: unknown chart format {('.' + ext) if ext else '(no extension)'}; use .png, .svg or .pdf"
+        )
     check_output_path(path)
     return ext
 
@@ -27,8 +28,10 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise DomainError("writing chart files needs matplotlib: pip install 'roofcalc[plot]' "
-                          "(terminal charts need nothing: leave out -o/--plot)") from None
+        raise DomainError(
+            "writing chart files needs matplotlib: pip install 'roofcalc[plot]' "
+            "(terminal charts need nothing: leave out -o/--plot)"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -36,8 +39,12 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, path: str, fmt: str) -> None:
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight",
-                                               metadata={"Date": None} if fmt == "svg" else None))
+    write_atomic(
+        path,
+        lambda tmp: fig.savefig(
+            tmp, format=fmt, dpi=120, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None
+        ),
+    )
 
 
 def save_roofline(chart: Any, path: str) -> None:
@@ -53,8 +60,7 @@ def save_roofline(chart: Any, path: str) -> None:
         x = [lo, r.ridge, hi]
         y = [r.bandwidth_bytes_per_s * lo, r.peak_flops_per_s, r.peak_flops_per_s]
         kind = "measured" if r.calibrated else "datasheet"
-        ax.plot(x, y, style, color=color, lw=1.8,
-                label=f"{r.hardware} {r.dtype} ({kind}), ridge {r.ridge:.0f} FLOP/B")
+        ax.plot(x, y, style, color=color, lw=1.8, label=f"{r.hardware} {r.dtype} ({kind}), ridge {r.ridge:.0f} FLOP/B")
         ax.plot([r.ridge], [r.peak_flops_per_s], "o", color=color, ms=5)
     # points at the same place (e.g. one op on two parts with equal peaks) share one label
     spots: dict[tuple[float, float], list[Any]] = {}
@@ -95,8 +101,15 @@ def save_sweep(sw: Any, path: str) -> None:
         if cross is not None:
             for a in (a1, a2):
                 a.axvline(cross, color=color, ls=":", lw=1)
-            a2.annotate(f"compute-bound from {sw.param}={cross}", (cross, rows[-1].result.attainable_flops_per_s),
-                        fontsize=8, color=color, rotation=90, va="top", ha="right")
+            a2.annotate(
+                f"compute-bound from {sw.param}={cross}",
+                (cross, rows[-1].result.attainable_flops_per_s),
+                fontsize=8,
+                color=color,
+                rotation=90,
+                va="top",
+                ha="right",
+            )
     for a, ylabel in ((a1, "predicted time (s)"), (a2, "attainable FLOP/s")):
         a.set_xscale("log", base=2)
         a.set_yscale("log")

@@ -121,8 +121,9 @@ def params_from_hf_config(path: str) -> dict[str, int | bool]:
         out["experts"] = integer(experts_key)
         out["experts_per_token"] = integer("num_experts_per_tok") if "num_experts_per_tok" in cfg else 2
         if out["experts_per_token"] > out["experts"]:
-            raise InputError(f"{path}: num_experts_per_tok: {out['experts_per_token']} is more than "
-                             f"{experts_key} ({out['experts']})")
+            raise InputError(
+                f"{path}: num_experts_per_tok: {out['experts_per_token']} is more than {experts_key} ({out['experts']})"
+            )
         if "moe_intermediate_size" in cfg:
             out["ffn"] = integer("moe_intermediate_size")
     if cfg.get("max_position_embeddings") is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -33,10 +34,8 @@ def console(stderr: bool = False) -> Console:
             """`roofcalc ... | head`: the reader left; end quietly with success (rich's own
             handler exits 1, which scripts would read as a refused request)."""
             devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
             raise SystemExit(0)
 
     return _Console(stderr=stderr, width=terminal_width(), highlight=False, soft_wrap=False)
@@ -85,12 +84,16 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     t.add_row("FLOPs", si(r.flops, "FLOP"), f"{r.flops:,}" if isinstance(r.flops, int) else "")
     t.add_row("bytes moved", fmt_bytes(r.bytes), f"{r.bytes:,}" if isinstance(r.bytes, int) else "")
     t.add_row("intensity", f"{r.intensity:,.4g} FLOP/B", "")
-    t.add_row("ridge", f"{r.ridge:,.4g} FLOP/B", f"{si(r.peak_flops_per_s, 'FLOP/s')} / {si(r.bandwidth_bytes_per_s, 'B/s')}")
+    t.add_row(
+        "ridge", f"{r.ridge:,.4g} FLOP/B", f"{si(r.peak_flops_per_s, 'FLOP/s')} / {si(r.bandwidth_bytes_per_s, 'B/s')}"
+    )
     rel = r.intensity / r.ridge
     t.add_row("bound", bound_text(r.bound), f"intensity is {rel:.3g}x the ridge")
     t.add_row("time at peak compute", fmt_time(r.t_compute_s), "")
     t.add_row("time at peak bandwidth", fmt_time(r.t_memory_s), "")
-    t.add_row("launch overhead", fmt_time(r.t_overhead_s), f"{r.launches} launch(es)" if r.t_overhead_s else "none given")
+    t.add_row(
+        "launch overhead", fmt_time(r.t_overhead_s), f"{r.launches} launch(es)" if r.t_overhead_s else "none given"
+    )
     how = "max(compute, memory) + overhead"
     if r.interconnect_bytes:
         t.add_row("interconnect", fmt_time(r.t_interconnect_s), f"{fmt_bytes(r.interconnect_bytes)} sent per GPU")
@@ -114,25 +117,35 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
         b.add_row(esc(item.term), fmt_bytes(item.bytes), f"{item.bytes / r.bytes:.1%}", esc(item.help))
     c.print(b)
     if breakdown and r.breakdown:
-        bt = Table(title="by layer kind (each part as its own kernel)", title_justify="left", show_edge=False,
-                   pad_edge=False)
+        bt = Table(
+            title="by layer kind (each part as its own kernel)", title_justify="left", show_edge=False, pad_edge=False
+        )
         for col in ("part", "FLOPs", "bytes", "intensity", "bound", "time"):
             bt.add_column(col, justify="left" if col in ("part", "bound") else "right", no_wrap=True)
         for p in r.breakdown:
-            bt.add_row(esc(p.part), si(p.flops, "FLOP"), fmt_bytes(p.bytes), f"{p.intensity:,.4g}", p.bound, fmt_time(p.time_s))
+            bt.add_row(
+                esc(p.part), si(p.flops, "FLOP"), fmt_bytes(p.bytes), f"{p.intensity:,.4g}", p.bound, fmt_time(p.time_s)
+            )
         c.print(bt)
     if r.memory is not None:
         m = r.memory
         parts = esc(" + ".join(f"{i.term} {fmt_bytes(i.bytes)}" for i in m.items))
         per = f", {fmt_bytes(m.per_gpu_bytes)} per GPU on {m.gpus}" if m.gpus > 1 else ""
-        verdict = ("[green]fits[/green]" if m.fits else
-                   f"[bold red]does not fit[/bold red]: needs at least {m.gpus_needed} GPUs of this kind")
-        c.print(f"[bold]memory[/bold] {fmt_bytes(m.needed_bytes)} ({parts}){per} against "
-                f"{fmt_bytes(m.capacity_bytes)}: {verdict}")
+        verdict = (
+            "[green]fits[/green]"
+            if m.fits
+            else f"[bold red]does not fit[/bold red]: needs at least {m.gpus_needed} GPUs of this kind"
+        )
+        c.print(
+            f"[bold]memory[/bold] {fmt_bytes(m.needed_bytes)} ({parts}){per} against "
+            f"{fmt_bytes(m.capacity_bytes)}: {verdict}"
+        )
     if r.crossover is not None:
         c.print(f"[bold]crossover[/bold] {esc(r.op)} {esc(r.crossover.text)}")
     for i in r.info:
-        val = fmt_bytes(i.value) if i.name.endswith("bytes") else (si(i.value) if abs(i.value) >= 1e4 else f"{i.value:g}")
+        val = (
+            fmt_bytes(i.value) if i.name.endswith("bytes") else (si(i.value) if abs(i.value) >= 1e4 else f"{i.value:g}")
+        )
         c.print(f"[cyan]{esc(i.name)}[/cyan] = {val}   [dim]{esc(i.help)}[/dim]")
     for w in r.warnings:
         c.print(f"[yellow]warning:[/yellow] {esc(w)}")
@@ -147,8 +160,12 @@ def expected_block(c: Console, r: RooflineResult) -> None:
             c.print(f"[dim]expected time: {esc(n)}[/dim]")
         return
     where = "calibrated" if r.calibrated else "registry figures"
-    t = Table(title=f"expected on this card ({esc(r.expected_launch or '')} timing, {where})", title_justify="left",
-              show_edge=False, pad_edge=False)
+    t = Table(
+        title=f"expected on this card ({esc(r.expected_launch or '')} timing, {where})",
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+    )
     t.add_column("term", no_wrap=True)
     t.add_column("time", justify="right", no_wrap=True)
     t.add_column("why", style="dim")
@@ -183,16 +200,26 @@ def hw_list(c: Console, hws: list[Hardware]) -> None:
     from rich.table import Table
 
     t = Table(title="hardware registry (dense peaks)", title_justify="left")
-    for col, j in (("id", "left"), ("name", "left"), ("CC / family", "left"), ("SMs", "right"),
-                   ("bf16", "right"), ("fp32", "right"), ("bandwidth", "right"), ("memory", "right"),
-                   ("bf16 ridge", "right")):
+    for col, j in (
+        ("id", "left"),
+        ("name", "left"),
+        ("CC / family", "left"),
+        ("SMs", "right"),
+        ("bf16", "right"),
+        ("fp32", "right"),
+        ("bandwidth", "right"),
+        ("memory", "right"),
+        ("bf16 ridge", "right"),
+    ):
         t.add_column(col, justify=j, no_wrap=(col != "name"))  # type: ignore[arg-type]
     for hw in hws:
         bf = hw.peak_flops_per_s.get("bf16") or hw.peak_flops_per_s.get("fp16")
         fp32 = hw.peak_flops_per_s.get("fp32")
         sms = hw.sm_value("sm_count")
         t.add_row(
-            esc(hw.id), esc(hw.name), esc(hw.compute_capability or hw.gpu_family or ""),
+            esc(hw.id),
+            esc(hw.name),
+            esc(hw.compute_capability or hw.gpu_family or ""),
             str(sms) if sms else "-",
             si(bf.value, "FLOP/s") if bf else "-",
             si(fp32.value, "FLOP/s") if fp32 else "-",
@@ -225,12 +252,16 @@ def hw_show(c: Console, hw: Hardware) -> None:
     from rich.table import Table
 
     ident = (hw.compute_capability and f"compute capability {hw.compute_capability}") or f"GPU family {hw.gpu_family}"
-    c.print(f"[bold]{esc(hw.name)}[/bold] ({esc(hw.id)}; {esc(hw.vendor)}; {esc(ident)}; "
-            f"aliases: {esc(', '.join(hw.aliases) or '-')})")
+    c.print(
+        f"[bold]{esc(hw.name)}[/bold] ({esc(hw.id)}; {esc(hw.vendor)}; {esc(ident)}; "
+        f"aliases: {esc(', '.join(hw.aliases) or '-')})"
+    )
     if hw.calibration:
         cal = hw.calibration
-        c.print(f"[cyan]calibrated[/cyan] from {esc(cal.base)} on {esc(cal.device_name)}, {esc(cal.date)}: "
-                f"{esc(cal.command)}")
+        c.print(
+            f"[cyan]calibrated[/cyan] from {esc(cal.base)} on {esc(cal.device_name)}, {esc(cal.date)}: "
+            f"{esc(cal.command)}"
+        )
     t = Table(show_edge=False, pad_edge=False)
     t.add_column("figure", no_wrap=True)
     t.add_column("value", justify="right", max_width=24, overflow="fold")
@@ -282,26 +313,40 @@ def occupancy_result(c: Console, hw: Hardware, r: Any) -> None:
         t.add_row("launchable", "yes" if r.launchable else "no", "")
     c.print(t)
 
-    lim = Table(title="limit each resource sets on its own (blocks per SM)", title_justify="left",
-                show_edge=False, pad_edge=False, min_width=56)
+    lim = Table(
+        title="limit each resource sets on its own (blocks per SM)",
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+        min_width=56,
+    )
     lim.add_column("resource", no_wrap=True)
     lim.add_column("blocks", justify="right", no_wrap=True)
     lim.add_column("", style="dim")
     for k in ("registers", "shared_memory", "warps", "blocks", "barriers"):
         note = r.limit_notes.get(k, "")
         value = r.limits.get(k)
-        lim.add_row(k.replace("_", " "), _limit_cell(value, k in r.limiters) if value is not None or not note else "-",
-                    note)
+        lim.add_row(
+            k.replace("_", " "), _limit_cell(value, k in r.limiters) if value is not None or not note else "-", note
+        )
     c.print(lim)
 
     if r.allocated_regs_per_warp is not None:
         a = _kv_table("allocated")
         a.add_row("registers per thread", str(r.allocated_regs_per_thread), f"asked {r.regs}; rounded per warp")
-        a.add_row("registers per warp", f"{r.allocated_regs_per_warp:,}",
-                  f"{r.regs} x 32 rounded up to {hw.sm_value('register_allocation_unit')}")
-        a.add_row("registers per block", f"{r.allocated_regs_per_block:,}", f"limit {hw.sm_value('registers_per_block'):,}")
-        a.add_row("shared memory per block", fmt_binary(r.allocated_smem_per_block),
-                  f"{r.allocated_smem_per_block:,} B: static + dynamic + reserved, rounded; limit {r.smem_per_block_limit:,} B")
+        a.add_row(
+            "registers per warp",
+            f"{r.allocated_regs_per_warp:,}",
+            f"{r.regs} x 32 rounded up to {hw.sm_value('register_allocation_unit')}",
+        )
+        a.add_row(
+            "registers per block", f"{r.allocated_regs_per_block:,}", f"limit {hw.sm_value('registers_per_block'):,}"
+        )
+        a.add_row(
+            "shared memory per block",
+            fmt_binary(r.allocated_smem_per_block),
+            f"{r.allocated_smem_per_block:,} B: static + dynamic + reserved, rounded; limit {r.smem_per_block_limit:,} B",
+        )
         a.add_row("shared-memory config", fmt_binary(r.smem_config_bytes or 0), "what the carveout resolves to")
         c.print(a)
     nb = r.next_block
@@ -320,8 +365,10 @@ def occupancy_result(c: Console, hw: Hardware, r: Any) -> None:
             c.print(f"[bold]to fit {want} blocks per SM[/bold]: no single change does it")
     if r.waves is not None:
         w = r.waves
-        c.print(f"[bold]grid {w.grid}[/bold]: {w.waves:.2f} waves of {w.blocks_per_wave} blocks; last wave "
-                f"{w.tail_blocks or w.blocks_per_wave} blocks; {w.tail_efficiency_loss:.1%} of the SM time lost to the tail")
+        c.print(
+            f"[bold]grid {w.grid}[/bold]: {w.waves:.2f} waves of {w.blocks_per_wave} blocks; last wave "
+            f"{w.tail_blocks or w.blocks_per_wave} blocks; {w.tail_efficiency_loss:.1%} of the SM time lost to the tail"
+        )
     for n in r.notes:
         c.print(f"[yellow]note:[/yellow] {n}")
 
@@ -330,8 +377,10 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
     from rich.table import Table
 
     r0 = results[0]
-    c.print(f"[bold]occupancy over block sizes[/bold] on [bold]{esc(hw.name)}[/bold]: "
-            f"{r0.regs if r0.regs is not None else '?'} regs, {fmt_binary(r0.smem)} dynamic shared memory")
+    c.print(
+        f"[bold]occupancy over block sizes[/bold] on [bold]{esc(hw.name)}[/bold]: "
+        f"{r0.regs if r0.regs is not None else '?'} regs, {fmt_binary(r0.smem)} dynamic shared memory"
+    )
     t = Table(show_edge=False, pad_edge=False)
     for col in ("threads", "blocks/SM", "warps/SM", "occupancy", "limited by", ""):
         t.add_column(col, justify="right" if col not in ("limited by", "") else "left", no_wrap=True)
@@ -345,8 +394,14 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
         if r.blocks_per_sm is None:
             t.add_row(str(r.threads), "?", "?", "?", "unknown", "launchable" if r.launchable else r.reason or "")
             continue
-        t.add_row(str(r.threads), str(r.blocks_per_sm), str(r.warps_per_sm), f"{r.occupancy:.0%}",
-                  ", ".join(r.limiters) if r.launchable else "cannot launch", mark)
+        t.add_row(
+            str(r.threads),
+            str(r.blocks_per_sm),
+            str(r.warps_per_sm),
+            f"{r.occupancy:.0%}",
+            ", ".join(r.limiters) if r.launchable else "cannot launch",
+            mark,
+        )
     c.print(t)
 
 
@@ -387,15 +442,19 @@ def probe_report(c: Console, r: Any) -> None:
     from rich.table import Table
 
     d = r.device
-    c.print(f"[bold]{d['name']}[/bold] (CC {d['cc']}, {d['sm_count']} SMs), driver {r.driver}, compared with "
-            f"hardware/{r.hardware}.yaml; {r.date}")
+    c.print(
+        f"[bold]{d['name']}[/bold] (CC {d['cc']}, {d['sm_count']} SMs), driver {r.driver}, compared with "
+        f"hardware/{r.hardware}.yaml; {r.date}"
+    )
     t = Table(title="ceilings", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("ceiling", "datasheet", "measured", "% of datasheet", "SM clock"):
         t.add_column(col, justify="left" if col == "ceiling" else "right", no_wrap=True)
     for row in r.ceilings:
         frac = f"{row.fraction:.1%}" if row.fraction is not None else "-"
         clock = f"{row.sm_clock_mhz:.0f} MHz" if row.sm_clock_mhz else ""
-        t.add_row(row.name, _ceiling_value(row.unit, row.datasheet), _ceiling_value(row.unit, row.measured), frac, clock)
+        t.add_row(
+            row.name, _ceiling_value(row.unit, row.datasheet), _ceiling_value(row.unit, row.measured), frac, clock
+        )
     c.print(t)
     if r.residency:
         t = Table(title="occupancy residency (blocks per SM)", title_justify="left", show_edge=False, pad_edge=False)
@@ -403,18 +462,38 @@ def probe_report(c: Console, r: Any) -> None:
             t.add_column(col, justify="left" if col in ("configuration", "") else "right", no_wrap=True)
         for row in r.residency:
             smem = fmt_binary(row.dyn_smem + row.static_smem)
-            t.add_row(row.name, str(row.regs), smem, f"{row.solver_blocks} ({', '.join(row.solver_limiters)})",
-                      str(row.runtime_blocks), str(row.measured_blocks),
-                      "[green]agree[/green]" if row.agree else "[bold red]DIFFER[/bold red]")
+            t.add_row(
+                row.name,
+                str(row.regs),
+                smem,
+                f"{row.solver_blocks} ({', '.join(row.solver_limiters)})",
+                str(row.runtime_blocks),
+                str(row.measured_blocks),
+                "[green]agree[/green]" if row.agree else "[bold red]DIFFER[/bold red]",
+            )
         c.print(t)
     if r.ops:
         t = Table(title="ops: predicted vs measured", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("op", "dtype", "bound", "predicted (datasheet)", "predicted (measured roofs)", "measured",
-                    "measured / predicted"):
+        for col in (
+            "op",
+            "dtype",
+            "bound",
+            "predicted (datasheet)",
+            "predicted (measured roofs)",
+            "measured",
+            "measured / predicted",
+        ):
             t.add_column(col, justify="left" if col in ("op", "dtype", "bound") else "right", no_wrap=col != "op")
         for o in r.ops:
-            t.add_row(f"{o.op}: {o.label}", o.dtype, o.bound, fmt_time(o.predicted_datasheet_s),
-                      fmt_time(o.predicted_calibrated_s), fmt_time(o.measured_s), f"{o.ratio:.2f}")
+            t.add_row(
+                f"{o.op}: {o.label}",
+                o.dtype,
+                o.bound,
+                fmt_time(o.predicted_datasheet_s),
+                fmt_time(o.predicted_calibrated_s),
+                fmt_time(o.measured_s),
+                f"{o.ratio:.2f}",
+            )
         c.print(t)
         for o in r.ops:
             if o.note:
@@ -424,11 +503,14 @@ def probe_report(c: Console, r: Any) -> None:
                 c.print(f"[cyan]phases[/cyan] {o.op} ({o.label}): {parts}")
     s = r.summary
     if s.get("median_ratio_large_ops") is not None:
-        c.print(f"median measured/predicted over the {s['large_ops']} ops above 100 us: "
-                f"{s['median_ratio_large_ops']:.2f}")
+        c.print(
+            f"median measured/predicted over the {s['large_ops']} ops above 100 us: {s['median_ratio_large_ops']:.2f}"
+        )
     if r.residency:
-        c.print(f"residency: {s['residency_agree']} of {s['residency_configs']} configurations agree "
-                "(solver = runtime = measured)")
+        c.print(
+            f"residency: {s['residency_agree']} of {s['residency_configs']} configurations agree "
+            "(solver = runtime = measured)"
+        )
     for n in r.notes:
         c.print(f"[cyan]note[/cyan] {n}")
     for sk in r.skipped:
@@ -445,7 +527,9 @@ def model_list(c: Console, pf: Any) -> None:
         t.add_column(col.replace("_", " "), justify="right", no_wrap=True)
     for name, p in pf.presets.items():
         vals = p.params
-        exp = f"{vals.get('experts', 1)} (top {vals.get('experts_per_token', 1)})" if vals.get("experts", 1) > 1 else "-"
+        exp = (
+            f"{vals.get('experts', 1)} (top {vals.get('experts_per_token', 1)})" if vals.get("experts", 1) > 1 else "-"
+        )
         mc = vals.get("max_context")
         row = [esc(vals.get(k, "-")) for k in cols[:-2]] + [exp, f"{mc:,}" if isinstance(mc, int) else "-"]
         t.add_row(esc(name), *row)
@@ -481,8 +565,10 @@ def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]])
         ("time at peak bandwidth", lambda r: fmt_time(r.t_memory_s)),
     ]
     for label, f in rows:
-        t.add_row(label, *[("[green]" + f(r) + "[/green]") if r is fastest and label == "predicted time" else f(r)
-                           for r in results])
+        t.add_row(
+            label,
+            *[("[green]" + f(r) + "[/green]") if r is fastest and label == "predicted time" else f(r) for r in results],
+        )
     c.print(t)
     for hw_id, msg in errors:
         c.print(f"[yellow]skipped[/yellow] {esc(hw_id)}: {esc(msg)}")
@@ -497,18 +583,25 @@ def _roofline_series(chart: Any) -> tuple[list[Any], list[str]]:
     lo, hi = min([*xs, 1.0]) / 4, max([*xs, 1.0]) * 4
     for i, r in enumerate(chart.roofs):
         kind = "measured" if r.calibrated else "datasheet"
-        series.append(Series(label=f"{r.hardware} {r.dtype} roof ({kind}), ridge (R) at {r.ridge:.0f} FLOP/B",
-                             points=[(lo, r.bandwidth_bytes_per_s * lo), (r.ridge, r.peak_flops_per_s),
-                                     (hi, r.peak_flops_per_s)], char=chars[i % len(chars)]))
+        series.append(
+            Series(
+                label=f"{r.hardware} {r.dtype} roof ({kind}), ridge (R) at {r.ridge:.0f} FLOP/B",
+                points=[(lo, r.bandwidth_bytes_per_s * lo), (r.ridge, r.peak_flops_per_s), (hi, r.peak_flops_per_s)],
+                char=chars[i % len(chars)],
+            )
+        )
         series.append(Series(label="ridge", points=[(r.ridge, r.peak_flops_per_s)], char="R", line=False))
     marks = "123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     legend = []
     for i, p in enumerate(chart.points):
         m = marks[i % len(marks)]
-        legend.append(f"  {m}  {p.label} on {p.hardware}: intensity {p.intensity:,.4g} FLOP/B, "
-                      f"{si(p.attainable_flops_per_s, 'FLOP/s')} ({p.bound}-bound)")
-        series.append(Series(label=p.label, points=[(p.intensity, p.attainable_flops_per_s)], char=m, line=False,
-                             labels=[m]))
+        legend.append(
+            f"  {m}  {p.label} on {p.hardware}: intensity {p.intensity:,.4g} FLOP/B, "
+            f"{si(p.attainable_flops_per_s, 'FLOP/s')} ({p.bound}-bound)"
+        )
+        series.append(
+            Series(label=p.label, points=[(p.intensity, p.attainable_flops_per_s)], char=m, line=False, labels=[m])
+        )
     return series, legend
 
 
@@ -526,8 +619,16 @@ def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> Non
     for col in ("op", "hardware", "dtype", "intensity", "ridge", "bound", "attainable", "predicted"):
         t.add_column(col, justify="left" if col in ("op", "hardware", "dtype", "bound") else "right", no_wrap=True)
     for p, r in zip(chart.points, chart.results, strict=True):
-        t.add_row(esc(p.label), esc(p.hardware), p.dtype, f"{p.intensity:,.4g}", f"{r.ridge:,.4g}", p.bound,
-                  si(p.attainable_flops_per_s, "FLOP/s"), fmt_time(r.predicted_s))
+        t.add_row(
+            esc(p.label),
+            esc(p.hardware),
+            p.dtype,
+            f"{p.intensity:,.4g}",
+            f"{r.ridge:,.4g}",
+            p.bound,
+            si(p.attainable_flops_per_s, "FLOP/s"),
+            fmt_time(r.predicted_s),
+        )
     c.print(t)
 
 
@@ -536,7 +637,9 @@ def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
 
     from .termplot import Series, loglog
 
-    t = Table(title=f"sweep of {esc(sw.op)} over {esc(sw.param)}", title_justify="left", show_edge=False, pad_edge=False)
+    t = Table(
+        title=f"sweep of {esc(sw.op)} over {esc(sw.param)}", title_justify="left", show_edge=False, pad_edge=False
+    )
     t.add_column(sw.param, justify="right", no_wrap=True)
     for hw in sw.hardware:
         for col in ("time", "attainable", "bound"):
@@ -551,12 +654,19 @@ def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
     c.print(t)
     if chart:
         chars = "*o+x#@"
-        panels: list[tuple[str, Any, str]] = [("predicted time", lambda r: r.predicted_s, "s"),
-                                              ("attainable", lambda r: r.attainable_flops_per_s, "FLOP/s")]
+        panels: list[tuple[str, Any, str]] = [
+            ("predicted time", lambda r: r.predicted_s, "s"),
+            ("attainable", lambda r: r.attainable_flops_per_s, "FLOP/s"),
+        ]
         for what, get, unit in panels:
-            series = [Series(label=f"{hw} {what}", char=chars[i % len(chars)],
-                             points=[(float(v), get(by[(hw, v)])) for v in sw.values])
-                      for i, hw in enumerate(sw.hardware)]
+            series = [
+                Series(
+                    label=f"{hw} {what}",
+                    char=chars[i % len(chars)],
+                    points=[(float(v), get(by[(hw, v)])) for v in sw.values],
+                )
+                for i, hw in enumerate(sw.hardware)
+            ]
             c.print(loglog(series, height=12, x_unit=sw.param, y_unit=unit), markup=False, highlight=False)
     for hw in sw.hardware:
         c.print(f"[bold]{esc(hw)}[/bold]: {esc(sw.op)} {esc(sw.crossover[hw]['text'])}")
@@ -581,8 +691,10 @@ def validation_report(c: Console, rep: Any, show_all: bool = False) -> None:
 
     s = rep.summary
     where = "calibrated" if rep.calibrated else "registry figures"
-    c.print(f"[bold]{esc(rep.kind)} timings[/bold] from {esc(rep.source)} on {esc(rep.device)} "
-            f"(driver {esc(rep.driver or '?')}, {esc(rep.date or '?')}), against {esc(rep.hardware)} ({where})")
+    c.print(
+        f"[bold]{esc(rep.kind)} timings[/bold] from {esc(rep.source)} on {esc(rep.device)} "
+        f"(driver {esc(rep.driver or '?')}, {esc(rep.date or '?')}), against {esc(rep.hardware)} ({where})"
+    )
     t = _kv_table()
     t.add_row("cases", f"{s.evaluated} of {s.cases}", "with an expected time")
     if s.median_ratio is not None:
@@ -596,12 +708,21 @@ def validation_report(c: Console, rep: Any, show_all: bool = False) -> None:
         t.add_row("lowest measured / bound", f"{s.min_bound_ratio:.2f}", "the bound is never above a measurement")
     c.print(t)
     rows = rep.cases if show_all else rep.worst
-    w = Table(title="all cases" if show_all else "the five furthest from 1", title_justify="left", show_edge=False,
-              pad_edge=False)
+    w = Table(
+        title="all cases" if show_all else "the five furthest from 1",
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+    )
     for col in ("case", "measured", "expected", "ratio", "/bound", "largest term"):
-        w.add_column(col, justify="left" if col in ("case", "largest term") else "right",
-                     no_wrap=col != "largest term")
+        w.add_column(col, justify="left" if col in ("case", "largest term") else "right", no_wrap=col != "largest term")
     for r in rows:
-        w.add_row(esc(r.label), fmt_time(r.measured_s), fmt_time(r.expected_s) if r.expected_s else "-",
-                  f"{r.ratio:.2f}" if r.ratio else "-", f"{r.bound_ratio:.2f}", esc(r.why))
+        w.add_row(
+            esc(r.label),
+            fmt_time(r.measured_s),
+            fmt_time(r.expected_s) if r.expected_s else "-",
+            f"{r.ratio:.2f}" if r.ratio else "-",
+            f"{r.bound_ratio:.2f}",
+            esc(r.why),
+        )
     c.print(w)

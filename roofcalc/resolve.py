@@ -33,8 +33,9 @@ def resolve_op(op: OpDef | str | Path) -> OpDef:
     return load_op(text)
 
 
-def resolve_hardware(name: Hardware | str | Path | None = None, file: str | Path | None = None,
-                     calibration: str | Path | None = None) -> Hardware:
+def resolve_hardware(
+    name: Hardware | str | Path | None = None, file: str | Path | None = None, calibration: str | Path | None = None
+) -> Hardware:
     """One device from a registry name, a hardware file, or a calibration file.
 
     A calibration file stands for the device it calibrates; with a name as well the two
@@ -49,15 +50,20 @@ def resolve_hardware(name: Hardware | str | Path | None = None, file: str | Path
     from .hardware import load_calibration, load_hardware, load_hardware_file
 
     if file is not None and calibration is not None:
-        raise ConflictError("--hw-file and --calibration both name the hardware; give one "
-                            "(a calibration file already holds its base device)")
+        raise ConflictError(
+            "--hw-file and --calibration both name the hardware; give one "
+            "(a calibration file already holds its base device)"
+        )
     if file is not None:
         if name is not None:
             raise ConflictError(f"--hw {name} and --hw-file {file} both name the hardware; give one")
         return load_hardware_file(file)
     if calibration is not None:
-        base = default_hardware_name(str(name)) if name is not None else (
-            default_hardware_name() if os.environ.get("ROOFCALC_HW") is not None else None)
+        base = (
+            default_hardware_name(str(name))
+            if name is not None
+            else (default_hardware_name() if os.environ.get("ROOFCALC_HW") is not None else None)
+        )
         return load_calibration(calibration, base)
     return load_hardware(default_hardware_name(None if name is None else str(name)))
 
@@ -125,5 +131,11 @@ def parse_op_spec(spec: str) -> tuple[OpDef, dict[str, str]]:
     return resolve_op(name if is_path(name) else name.lower()), params
 
 
-__all__ = ["ConflictError", "parse_op_spec", "resolve_hardware", "resolve_hardware_list", "resolve_op",
-           "resolve_preset"]
+__all__ = [
+    "ConflictError",
+    "parse_op_spec",
+    "resolve_hardware",
+    "resolve_hardware_list",
+    "resolve_op",
+    "resolve_preset",
+]

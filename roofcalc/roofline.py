@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict
 
 from .dtypes import DTYPES, ELEMENT_BYTES
 from .errors import DomainError, InputError, ParamError, suggest
+from .expected import KernelEstimate, Term
 from .formula import EvalError, Value, as_exact
 from .hardware import Hardware
 from .opdefs import HARDWARE_NAMES, MAX_INT_PARAM, OpDef, Param
-from .expected import KernelEstimate, Term
 from .output import SCHEMA_VERSION
 
 
@@ -171,8 +171,10 @@ def _coerce(name: str, p: Param, value: Any) -> int | float | bool | str:
     choices = DTYPES if p.type == "dtype" else (p.choices or [])
     if s not in choices:
         what = "dtype" if p.type == "dtype" else "value"
-        raise ParamError(f"{{{name}}}: unknown {what} {{got}}{suggest(s, choices)}; choose from {', '.join(choices)}",
-                         got=_short(value))
+        raise ParamError(
+            f"{{{name}}}: unknown {what} {{got}}{suggest(s, choices)}; choose from {', '.join(choices)}",
+            got=_short(value),
+        )
     return s
 
 
@@ -294,13 +296,15 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
     hw = resolve_hardware(hardware)
     preset = None
     if opdef.presets is not None:
-        preset = resolve_preset(opdef, params.pop(opdef.presets.option, None),
-                                params.pop(f"{opdef.presets.option}_config", None))
+        preset = resolve_preset(
+            opdef, params.pop(opdef.presets.option, None), params.pop(f"{opdef.presets.option}_config", None)
+        )
     return evaluate(opdef, hw, params, preset)
 
 
-def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None,
-             launch: str | None = None) -> RooflineResult:
+def evaluate(
+    opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None, launch: str | None = None
+) -> RooflineResult:
     """The engine: pure arithmetic on resolved objects; reads no file, prints nothing."""
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
@@ -361,8 +365,17 @@ def evaluate(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[st
         bf = _num(opdef, f"breakdown.{rname}.flops", env)
         bb = _num(opdef, f"breakdown.{rname}.bytes", env)
         tc, tm = (_ratio(bf, 1) / peak if bf else 0.0), _ratio(bb, 1) / bw
-        parts.append(BreakdownItem(part=rname, flops=bf, bytes=bb, intensity=_ratio(bf, bb) if bb else 0.0,
-                                       bound="compute" if tc >= tm else "memory", time_s=max(tc, tm), help=row.help))
+        parts.append(
+            BreakdownItem(
+                part=rname,
+                flops=bf,
+                bytes=bb,
+                intensity=_ratio(bf, bb) if bb else 0.0,
+                bound="compute" if tc >= tm else "memory",
+                time_s=max(tc, tm),
+                help=row.help,
+            )
+        )
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
     exp = _expected(opdef, env, hw, dtype, launch)
 
@@ -414,8 +427,25 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
             continue
         vals: dict[str, Any] = {}
-        for field in ("grid", "threads", "regs", "smem", "passes", "inflight_bytes", "repeat", "m", "n", "k", "batch", "heads", "kv_heads", "seq",
-                      "kv_seq", "head_dim", "ranks"):
+        for field in (
+            "grid",
+            "threads",
+            "regs",
+            "smem",
+            "passes",
+            "inflight_bytes",
+            "repeat",
+            "m",
+            "n",
+            "k",
+            "batch",
+            "heads",
+            "kv_heads",
+            "seq",
+            "kv_seq",
+            "head_dim",
+            "ranks",
+        ):
             v = _num(opdef, f"kernels.{i}.{field}", env)
             vals[field] = max(0, math.ceil(v))
         for field in ("dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops"):
@@ -451,12 +481,25 @@ def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw:
     gpus = int(values[opdef.gpus_param]) if opdef.gpus_param else 1
     cap = float(hw.memory.capacity_bytes.value)
     per_gpu = float(needed) / gpus
-    return MemoryFit(items=items, needed_bytes=needed, gpus=gpus, per_gpu_bytes=per_gpu, capacity_bytes=cap,
-                     fits=per_gpu <= cap, gpus_needed=max(1, math.ceil(float(needed) / cap)))
+    return MemoryFit(
+        items=items,
+        needed_bytes=needed,
+        gpus=gpus,
+        per_gpu_bytes=per_gpu,
+        capacity_bytes=cap,
+        fits=per_gpu <= cap,
+        gpus_needed=max(1, math.ceil(float(needed) / cap)),
+    )
 
 
-def crossover(opdef: OpDef, hw: Hardware, name: str, params: dict[str, Any],
-              preset: dict[str, Any] | None = None, label: str | None = None) -> Crossover:
+def crossover(
+    opdef: OpDef,
+    hw: Hardware,
+    name: str,
+    params: dict[str, Any],
+    preset: dict[str, Any] | None = None,
+    label: str | None = None,
+) -> Crossover:
     """The smallest value of the int parameter ``name`` at which the op turns compute-bound.
 
     A derived answer, computed only when asked for; the search stays inside the
@@ -475,8 +518,11 @@ def crossover(opdef: OpDef, hw: Hardware, name: str, params: dict[str, Any],
 
     shown = label or name  # how the text names the parameter (the CLI passes its option)
     if not compute_bound(top):
-        return Crossover(param=name, value=None,
-                         text=f"stays memory-bound for any {shown} up to {top:,} with the other parameters as given")
+        return Crossover(
+            param=name,
+            value=None,
+            text=f"stays memory-bound for any {shown} up to {top:,} with the other parameters as given",
+        )
     if compute_bound(bottom):
         return Crossover(param=name, value=bottom, text=f"compute-bound from the smallest {shown} ({bottom:,})")
     lo, hi = bottom, top  # compute_bound(hi) holds; compute_bound(lo) does not
@@ -489,8 +535,7 @@ def crossover(opdef: OpDef, hw: Hardware, name: str, params: dict[str, Any],
     return Crossover(param=name, value=hi, text=f"turns compute-bound at {shown} {hi:,} (memory-bound below)")
 
 
-def _engine_warnings(hw: Hardware, dtype: str, total: int | float, t_overhead: float,
-                     roof_time: float) -> list[str]:
+def _engine_warnings(hw: Hardware, dtype: str, total: int | float, t_overhead: float, roof_time: float) -> list[str]:
     out: list[str] = []
     from .units import fmt_bytes, fmt_time
 

@@ -34,8 +34,13 @@ _MAX_MESSAGE = 300  # characters of a validation message after the file name
 
 
 def _kind_of(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+    for test, name in (
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+    ):
         if test(mode):
             return name
     return "special file"
@@ -63,7 +68,9 @@ def read_text(path: Path | str, what: str = "file") -> str:
         if not stat.S_ISREG(st.st_mode):
             raise SpecError(f"{label}: not a regular file (a {_kind_of(st.st_mode)})")
         if st.st_size > MAX_SPEC_BYTES:
-            raise SpecError(f"{label}: file is {st.st_size} bytes, over the {MAX_SPEC_BYTES}-byte limit for a spec file")
+            raise SpecError(
+                f"{label}: file is {st.st_size} bytes, over the {MAX_SPEC_BYTES}-byte limit for a spec file"
+            )
         with os.fdopen(fd, "rb", closefd=True) as f:
             fd = -1
             data = f.read(MAX_SPEC_BYTES + 1)
@@ -131,8 +138,9 @@ def _strict_loader() -> Any:
                 if isinstance(key_node, yaml.ScalarNode):
                     key = (key_node.tag, key_node.value)
                     if key in keys:
-                        raise yaml.MarkedYAMLError(problem=f"duplicate key {clip(key_node.value, 40)!r}",
-                                                   problem_mark=key_node.start_mark)
+                        raise yaml.MarkedYAMLError(
+                            problem=f"duplicate key {clip(key_node.value, 40)!r}", problem_mark=key_node.start_mark
+                        )
                     keys.add(key)
             return super().construct_mapping(node, deep)
 
@@ -175,8 +183,10 @@ def _check_events(text: str, loader: Any, label: str) -> None:
             elif isinstance(ev, closing):
                 depth -= 1
             if getattr(ev, "anchor", None) is not None:
-                raise yaml.MarkedYAMLError(problem="anchors and aliases (&name, *name) are not allowed in spec files",
-                                           problem_mark=ev.start_mark)
+                raise yaml.MarkedYAMLError(
+                    problem="anchors and aliases (&name, *name) are not allowed in spec files",
+                    problem_mark=ev.start_mark,
+                )
     finally:
         parser.dispose()
 
@@ -307,7 +317,7 @@ def validation_message(label: str, err: Any) -> str:
         if not loc and ": " in msg:  # a model-level check names its own field
             loc, msg = msg.split(": ", 1)
         elif e["type"] == "value_error" and (field := _FIELD_PREFIX.match(msg)):  # ... or a nested model's field
-            loc, msg = f"{loc}.{field.group(1)}", msg[field.end():]
+            loc, msg = f"{loc}.{field.group(1)}", msg[field.end() :]
         if loc not in seen:
             seen.add(loc)
             errors.append((e["type"], loc, msg))
@@ -316,7 +326,9 @@ def validation_message(label: str, err: Any) -> str:
     kind, loc, msg = errors[0]
     if kind == "extra_forbidden":
         parent, _, key = loc.rpartition(".")
-        missing = [m_loc.rpartition(".")[2] for k, m_loc, _ in errors if k == "missing" and m_loc.rpartition(".")[0] == parent]
+        missing = [
+            m_loc.rpartition(".")[2] for k, m_loc, _ in errors if k == "missing" and m_loc.rpartition(".")[0] == parent
+        ]
         from .errors import suggest
 
         msg += suggest(key, missing) if missing else ""

@@ -33,9 +33,9 @@ class CaseResult(BaseModel):
     measured_s: float
     bound_s: float
     expected_s: float | None
-    ratio: float | None          # measured / expected
-    bound_ratio: float           # measured / bound
-    why: str                     # the largest expected term and its reason
+    ratio: float | None  # measured / expected
+    bound_ratio: float  # measured / bound
+    why: str  # the largest expected term and its reason
     error: str | None = None
 
 
@@ -83,10 +83,16 @@ def summarize(cases: list[CaseResult], band: tuple[float, float] = TARGET_BAND) 
     outer = [r for r in ratios if not OUTER_BAND[0] <= r <= OUTER_BAND[1]]
     reg = [r for r in ratios if REGISTRY_BAND[0] <= r <= REGISTRY_BAND[1]]
     bounds = [c.bound_ratio for c in cases]
-    return Summary(cases=len(cases), evaluated=len(ratios), median_ratio=_median(ratios),
-                   share_in_band=(len(inside) / len(ratios)) if ratios else None, band=band,
-                   outside_outer=len(outer), min_bound_ratio=min(bounds) if bounds else None,
-                   share_in_registry_band=(len(reg) / len(ratios)) if ratios else None)
+    return Summary(
+        cases=len(cases),
+        evaluated=len(ratios),
+        median_ratio=_median(ratios),
+        share_in_band=(len(inside) / len(ratios)) if ratios else None,
+        band=band,
+        outside_outer=len(outer),
+        min_bound_ratio=min(bounds) if bounds else None,
+        share_in_registry_band=(len(reg) / len(ratios)) if ratios else None,
+    )
 
 
 def _why(r: Any) -> str:
@@ -114,9 +120,19 @@ def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
             raise InputError(f"{source}: case {label}: {e}") from None
         measured = float(case["median_s"])
         ratio = measured / r.expected_s if r.expected_s else None
-        results.append(CaseResult(label=label, op=r.op, params=params, measured_s=measured, bound_s=r.predicted_s,
-                                  expected_s=r.expected_s, ratio=ratio, bound_ratio=measured / r.predicted_s,
-                                  why=_why(r)))
+        results.append(
+            CaseResult(
+                label=label,
+                op=r.op,
+                params=params,
+                measured_s=measured,
+                bound_s=r.predicted_s,
+                expected_s=r.expected_s,
+                ratio=ratio,
+                bound_ratio=measured / r.predicted_s,
+                why=_why(r),
+            )
+        )
     return _report("ops", data, hw, source, results, TARGET_BAND)
 
 
@@ -132,15 +148,21 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
         if case.get("error") or case.get("median_s") is None:
             continue
         phase = str(case.get("phase"))
-        label = f"{case.get('model')}-{phase}-{case.get('engine')}{'+graphs' if case.get('cuda_graphs') else ''}" \
-                f"-b{case.get('batch')}-{'c' if phase == 'decode' else 's'}{case.get('context') or case.get('seq')}" \
-                f"-tp{case.get('gpus', 1)}"
+        label = (
+            f"{case.get('model')}-{phase}-{case.get('engine')}{'+graphs' if case.get('cuda_graphs') else ''}"
+            f"-b{case.get('batch')}-{'c' if phase == 'decode' else 's'}{case.get('context') or case.get('seq')}"
+            f"-tp{case.get('gpus', 1)}"
+        )
         preset = dict(get_preset(str(case["model"])).params)
         if case.get("layers"):
             preset["layers"] = int(case["layers"])
-        params: dict[str, Any] = {"batch": case["batch"], "engine": case["engine"],
-                                  "cuda_graphs": bool(case.get("cuda_graphs")), "gpus": int(case.get("gpus", 1)),
-                                  "dtype": "bf16"}
+        params: dict[str, Any] = {
+            "batch": case["batch"],
+            "engine": case["engine"],
+            "cuda_graphs": bool(case.get("cuda_graphs")),
+            "gpus": int(case.get("gpus", 1)),
+            "dtype": "bf16",
+        }
         if phase == "decode":
             params["context"] = case["context"]
         else:
@@ -151,9 +173,19 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
             raise InputError(f"{source}: case {label}: {e}") from None
         measured = float(case["median_s"])
         ratio = measured / r.expected_s if r.expected_s else None
-        results.append(CaseResult(label=label, op=phase, params=params, measured_s=measured, bound_s=r.predicted_s,
-                                  expected_s=r.expected_s, ratio=ratio, bound_ratio=measured / r.predicted_s,
-                                  why=_why(r)))
+        results.append(
+            CaseResult(
+                label=label,
+                op=phase,
+                params=params,
+                measured_s=measured,
+                bound_s=r.predicted_s,
+                expected_s=r.expected_s,
+                ratio=ratio,
+                bound_ratio=measured / r.predicted_s,
+                why=_why(r),
+            )
+        )
     return _report("llm", data, hw, source, results, LLM_DECODE_BAND)
 
 
@@ -164,14 +196,24 @@ def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
     return [c for c in cases if isinstance(c, dict)]
 
 
-def _report(kind: str, data: dict[str, Any], hw: Hardware, source: str, results: list[CaseResult],
-            band: tuple[float, float]) -> Report:
+def _report(
+    kind: str, data: dict[str, Any], hw: Hardware, source: str, results: list[CaseResult], band: tuple[float, float]
+) -> Report:
     dev = data.get("device") or {}
     worst = sorted((c for c in results if c.ratio is not None), key=lambda c: -abs(math.log(c.ratio or 1.0)))[:5]
-    return Report(kind=kind, source=source, device=str(dev.get("name", "?")) if isinstance(dev, dict) else "?",
-                  hardware=hw.id, calibrated=hw.calibration is not None, date=data.get("date"),
-                  command=data.get("command"), driver=data.get("driver"), summary=summarize(results, band),
-                  worst=worst, cases=results)
+    return Report(
+        kind=kind,
+        source=source,
+        device=str(dev.get("name", "?")) if isinstance(dev, dict) else "?",
+        hardware=hw.id,
+        calibrated=hw.calibration is not None,
+        date=data.get("date"),
+        command=data.get("command"),
+        driver=data.get("driver"),
+        summary=summarize(results, band),
+        worst=worst,
+        cases=results,
+    )
 
 
 __all__ = ["CaseResult", "Report", "Summary", "llm_report", "ops_report", "summarize"]

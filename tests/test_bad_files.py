@@ -21,8 +21,10 @@ EXPECTED = {
     "hw-alias-bomb.yaml": (2, "1:4: invalid YAML: anchors and aliases (&name, *name) are not allowed in spec files"),
     "hw-bad-compute-capability.yaml": (2, "compute_capability: String should match pattern '^\\d+\\.\\d+$'"),
     "hw-bad-id.yaml": (2, "id: String should match pattern '^[a-z0-9][a-z0-9._-]*$'"),
-    "hw-bad-kind.yaml": (2, "peak_flops_per_s.fp16.kind: Input should be 'datasheet', 'measured', 'estimate', "
-                            "'derived' or 'documented'"),
+    "hw-bad-kind.yaml": (
+        2,
+        "peak_flops_per_s.fp16.kind: Input should be 'datasheet', 'measured', 'estimate', 'derived' or 'documented'",
+    ),
     "hw-configs-not-a-list.yaml": (2, "sm.shared_memory_configs_kib.value: Input should be a valid list"),
     "hw-duplicate-key.yaml": (2, "5:1: invalid YAML: duplicate key 'vendor'"),
     "hw-empty-sources.yaml": (2, "sources: Dictionary should have at least 1 item after validation, not 0"),
@@ -33,20 +35,29 @@ EXPECTED = {
     "hw-no-identity.yaml": (2, "(top level): give compute_capability (NVIDIA) or gpu_family (others)"),
     "hw-not-utf8.yaml": (2, "not UTF-8 text"),
     "hw-peak-is-a-list.yaml": (2, "old_peaks: unknown key (+1 more)"),
-    "hw-peak-not-a-number.yaml": (2, "peak_flops_per_s.bf16.value: Input should be a valid number, unable to parse "
-                                     "string as a number"),
+    "hw-peak-not-a-number.yaml": (
+        2,
+        "peak_flops_per_s.bf16.value: Input should be a valid number, unable to parse string as a number",
+    ),
     "hw-tabs.yaml": (2, "12:1: invalid YAML: found character that cannot start any token"),
     "hw-top-level-list.yaml": (2, "expected a mapping at the top level, got list"),
-    "hw-typo-nested-key.yaml": (2, "memory.bandwith_bytes_per_s: unknown key (did you mean 'bandwidth_bytes_per_s'?) "
-                                   "(+1 more)"),
+    "hw-typo-nested-key.yaml": (
+        2,
+        "memory.bandwith_bytes_per_s: unknown key (did you mean 'bandwidth_bytes_per_s'?) (+1 more)",
+    ),
     "hw-unclosed-bracket.yaml": (2, "10:7: invalid YAML: did not find expected ',' or '}'"),
-    "hw-unknown-dtype.yaml": (2, "peak_flops_per_s: unknown dtype 'fp12'; known: fp64, fp32, tf32, bf16, fp16, fp8, "
-                                 "int8, fp4"),
+    "hw-unknown-dtype.yaml": (
+        2,
+        "peak_flops_per_s: unknown dtype 'fp12'; known: fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4",
+    ),
     "hw-unknown-key.yaml": (2, "bandwith_tb_s: unknown key"),
     "hw-unknown-source.yaml": (2, "peak_flops_per_s.fp16: source 'nowhere' is not listed under sources"),
     "hw-zero-bandwidth.yaml": (2, "memory.bandwidth_bytes_per_s: value must be positive (got 0)"),
     "op-attribute-access.yaml": (2, "flops: attribute access 'n.real' is not allowed"),
-    "op-bad-dtype-default.yaml": (2, "dtype_default: 'fp12' is not one of fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4"),
+    "op-bad-dtype-default.yaml": (
+        2,
+        "dtype_default: 'fp12' is not one of fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4",
+    ),
     "op-bad-int-default.yaml": (2, "params.n: default 'many' of an int parameter must be an integer"),
     "op-bad-param-type.yaml": (2, "params.n.type: Input should be 'int', 'float', 'bool', 'choice' or 'dtype'"),
     "op-call-not-allowed.yaml": (2, "flops: call of 'abs' is not allowed (allowed: min, max, ceil, floor, log2, sqrt)"),
@@ -55,8 +66,10 @@ EXPECTED = {
     "op-division-by-zero.yaml": (1, "flops: division by zero in 'n/(n-n)'"),
     "op-duplicate-param.yaml": (2, "6:3: invalid YAML: duplicate key 'n'"),
     "op-huge-power.yaml": (1, "flops: exponent 100000 is too large"),
-    "op-import.yaml": (2, "flops: call of \"__import__('os').getpid\" is not allowed (allowed: min, max, ceil, floor, "
-                          "log2, sqrt)"),
+    "op-import.yaml": (
+        2,
+        "flops: call of \"__import__('os').getpid\" is not allowed (allowed: min, max, ceil, floor, log2, sqrt)",
+    ),
     "op-lambda.yaml": (2, "flops: call of 'lambda: 1' is not allowed (allowed: min, max, ceil, floor, log2, sqrt)"),
     "op-missing-flops.yaml": (2, "flops: required field is missing"),
     "op-negative-bytes.yaml": (1, "a FLOP or byte formula came out negative for these parameters"),

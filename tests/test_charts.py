@@ -21,8 +21,19 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.mark.parametrize("ext", ["png", "svg", "pdf"])
 def test_roofline_files(tmp_path: Path, ext: str) -> None:
     out = tmp_path / f"roofline.{ext}"
-    res = run("roofline", "--hw", "h100", "--op", "gemm:m=8192", "--op", "gemv:m=4096,n=4096",
-              "--op", "decode:model=llama-3.1-8b,batch=8", "-o", str(out))
+    res = run(
+        "roofline",
+        "--hw",
+        "h100",
+        "--op",
+        "gemm:m=8192",
+        "--op",
+        "gemv:m=4096,n=4096",
+        "--op",
+        "decode:model=llama-3.1-8b,batch=8",
+        "-o",
+        str(out),
+    )
     assert res.exit_code == 0, res.output
     data = out.read_bytes()
     assert 5_000 < len(data) < 3_000_000
@@ -127,8 +138,11 @@ def test_bad_input_exit_2(args: list[str], text: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "text"),
-    [("chart.jpg", "unknown chart format .jpg"), ("chart", "unknown chart format (no extension)"),
-     ("missing/chart.png", "does not exist")],
+    [
+        ("chart.jpg", "unknown chart format .jpg"),
+        ("chart", "unknown chart format (no extension)"),
+        ("missing/chart.png", "does not exist"),
+    ],
 )
 def test_bad_output_paths(tmp_path: Path, name: str, text: str) -> None:
     out = tmp_path / name
@@ -170,8 +184,8 @@ def test_occupancy_plot_and_curves(tmp_path: Path) -> None:
     res = run("occupancy", "--hw", "h100", "--threads", "256", "--regs", "64", "--smem", "32k", "--plot", str(out))
     assert res.exit_code == 0 and out.read_bytes().startswith(PNG)
     from roofcalc import occupancy
-    from roofcalc.hardware import load_hardware
     from roofcalc.charts import occupancy_curves
+    from roofcalc.hardware import load_hardware
 
     for threads, regs, smem in ((256, 64, 32 * 1024), (100, 37, 12345)):
         oc = occupancy_curves(load_hardware("h100"), threads, regs, smem)

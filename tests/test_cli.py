@@ -10,9 +10,27 @@ import pytest
 
 from .conftest import DATA, run, run_json
 
-CONTRACT = {"op", "hardware", "dtype", "params", "flops", "bytes", "bytes_breakdown", "intensity",
-            "ridge", "bound", "peak_flops_per_s", "bandwidth_bytes_per_s", "t_compute_s", "t_memory_s",
-            "t_overhead_s", "predicted_s", "attainable_flops_per_s", "warnings", "version"}
+CONTRACT = {
+    "op",
+    "hardware",
+    "dtype",
+    "params",
+    "flops",
+    "bytes",
+    "bytes_breakdown",
+    "intensity",
+    "ridge",
+    "bound",
+    "peak_flops_per_s",
+    "bandwidth_bytes_per_s",
+    "t_compute_s",
+    "t_memory_s",
+    "t_overhead_s",
+    "predicted_s",
+    "attainable_flops_per_s",
+    "warnings",
+    "version",
+}
 
 
 def test_gemm_table() -> None:
@@ -40,8 +58,23 @@ def test_gemm_json_contract() -> None:
         ["op", "gemv", "--m", "4096", "--n", "4096"],
         ["op", "softmax", "--rows", "4096", "--cols", "32000"],
         ["op", "layernorm", "--rows", "16384", "--cols", "4096"],
-        ["op", "attention", "--batch", "1", "--heads", "32", "--kv-heads", "8", "--seq", "8192",
-         "--head-dim", "128", "--causal", "--impl", "flash"],
+        [
+            "op",
+            "attention",
+            "--batch",
+            "1",
+            "--heads",
+            "32",
+            "--kv-heads",
+            "8",
+            "--seq",
+            "8192",
+            "--head-dim",
+            "128",
+            "--causal",
+            "--impl",
+            "flash",
+        ],
         ["op", "decode", "--model", "llama-3.1-8b", "--batch", "1", "--context", "1024"],
         ["op", "prefill", "--model", "llama-3.1-70b", "--batch", "1", "--seq", "2048"],
     ],
@@ -141,8 +174,9 @@ def test_hw_file_typo_names_the_field(tmp_path) -> None:  # type: ignore[no-unty
     p.write_text(src)
     res = run("op", "gemm", "--hw-file", str(p))
     assert res.exit_code == 2
-    assert (f"{p}: memory.bandwith_bytes_per_s: unknown key (did you mean 'bandwidth_bytes_per_s'?) (+1 more)"
-            in res.output)
+    assert (
+        f"{p}: memory.bandwith_bytes_per_s: unknown key (did you mean 'bandwidth_bytes_per_s'?) (+1 more)" in res.output
+    )
 
 
 def test_hw_file_negative_peak(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -154,8 +188,12 @@ def test_hw_file_negative_peak(tmp_path) -> None:  # type: ignore[no-untyped-def
 
 
 def test_python_dash_m() -> None:
-    out = subprocess.run([sys.executable, "-m", "roofcalc", "op", "gemm", "--m", "64", "--json"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "roofcalc", "op", "gemm", "--m", "64", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(out.stdout)["op"] == "gemm"
 
 

@@ -56,8 +56,12 @@ def test_rejects(text: str, message: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "env", "message"),
-    [("m / (m - m)", {"m": 1}, "division by zero"), ("2 ** m", {"m": 100000}, "too large"),
-     ("log2(m - m)", {"m": 1}, "log2 of a non-positive"), ("m + s", {"m": 1, "s": "x"}, "string")],
+    [
+        ("m / (m - m)", {"m": 1}, "division by zero"),
+        ("2 ** m", {"m": 100000}, "too large"),
+        ("log2(m - m)", {"m": 1}, "log2 of a non-positive"),
+        ("m + s", {"m": 1, "s": "x"}, "string"),
+    ],
 )
 def test_eval_errors(text: str, env: dict[str, object], message: str) -> None:
     with pytest.raises(EvalError) as ei:

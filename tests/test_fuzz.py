@@ -23,18 +23,70 @@ from roofcalc.opdefs import op_names
 EXAMPLES = int(os.environ.get("ROOFCALC_FUZZ_EXAMPLES", "300"))
 
 COMMANDS: list[list[str]] = (
-    [["op", n] for n in op_names()] + [["compare", n] for n in op_names()] + [["sweep", "gemm"], ["sweep", "dot"]]
-    + [["occupancy"], ["hw", "list"], ["hw", "show"], ["model", "list"], ["roofline"], ["op"], ["probe", "--report"],
-       ["probe"]]
+    [["op", n] for n in op_names()]
+    + [["compare", n] for n in op_names()]
+    + [["sweep", "gemm"], ["sweep", "dot"]]
+    + [
+        ["occupancy"],
+        ["hw", "list"],
+        ["hw", "show"],
+        ["model", "list"],
+        ["roofline"],
+        ["op"],
+        ["probe", "--report"],
+        ["probe"],
+    ]
 )
 
 VALUES = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70).map(str),
-    st.sampled_from(["0", "1", "-1", "8k", "96K", "96KiB", "0x18000", "1e6", "1e400", "1.5", "nan", "inf", "", " ",
-                     "1..8", "8..1", "1..1000000", "h100", "H100-SXM", "m3-max", "a100", "b200", "fp4", "fp8", "bf16",
-                     "flash", "naive", "llama-3.1-8b", "mixtral-8x7b", "gemm:m=64", "decode:model=llama-3.1-8b",
-                     "gemm:m=-1", "x.png", "x.jpg", "/nonexistent/x.yaml", "true", "false", "--json", "-1..5",
-                     "\\u00e9\\u00e8\\u4e2d", "\\x00", "9" * 40, "100000000000000000000k"]),
+    st.sampled_from(
+        [
+            "0",
+            "1",
+            "-1",
+            "8k",
+            "96K",
+            "96KiB",
+            "0x18000",
+            "1e6",
+            "1e400",
+            "1.5",
+            "nan",
+            "inf",
+            "",
+            " ",
+            "1..8",
+            "8..1",
+            "1..1000000",
+            "h100",
+            "H100-SXM",
+            "m3-max",
+            "a100",
+            "b200",
+            "fp4",
+            "fp8",
+            "bf16",
+            "flash",
+            "naive",
+            "llama-3.1-8b",
+            "mixtral-8x7b",
+            "gemm:m=64",
+            "decode:model=llama-3.1-8b",
+            "gemm:m=-1",
+            "x.png",
+            "x.jpg",
+            "/nonexistent/x.yaml",
+            "true",
+            "false",
+            "--json",
+            "-1..5",
+            "\\u00e9\\u00e8\\u4e2d",
+            "\\x00",
+            "9" * 40,
+            "100000000000000000000k",
+        ]
+    ),
     st.text(max_size=12),
 )
 
@@ -45,8 +97,15 @@ PLAUSIBLE: dict[str, Any] = {
     "--kv-dtype": st.sampled_from(["bf16", "fp8"]),
     "--model": st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "qwen2.5-7b", "llama-2-7b"]),
     "--impl": st.sampled_from(["flash", "naive"]),
-    "--op": st.sampled_from(["gemm:m=64", "gemv:m=4096,n=4096", "decode:model=llama-3.1-8b,batch=8",
-                             "attention:seq=1024,heads=8,head-dim=64", "softmax:cols=1000"]),
+    "--op": st.sampled_from(
+        [
+            "gemm:m=64",
+            "gemv:m=4096,n=4096",
+            "decode:model=llama-3.1-8b,batch=8",
+            "attention:seq=1024,heads=8,head-dim=64",
+            "softmax:cols=1000",
+        ]
+    ),
     "--threads": st.integers(1, 1100).map(str),
     "--regs": st.integers(0, 260).map(str),
     "--smem": st.sampled_from(["0", "1k", "48k", "96k", "100000", "227k", "300k"]),

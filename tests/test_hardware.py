@@ -8,7 +8,14 @@ from roofcalc.hardware import all_hardware, hardware_names, load_hardware
 
 # Dense tensor-core peaks, FP32 accumulate (shared/reference/hardware-facts.md); the
 # datasheets' headline figures are twice these (2:4 sparsity).
-DENSE_BF16 = {"h100": 989.4e12, "h200": 989.4e12, "h100-pcie": 756e12, "a100": 312e12, "b200": 2.25e15, "l40s": 362.05e12}
+DENSE_BF16 = {
+    "h100": 989.4e12,
+    "h200": 989.4e12,
+    "h100-pcie": 756e12,
+    "a100": 312e12,
+    "b200": 2.25e15,
+    "l40s": 362.05e12,
+}
 
 
 def test_registry_has_the_parts() -> None:

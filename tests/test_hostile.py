@@ -43,15 +43,20 @@ def _h100() -> dict[str, Any]:
 
 
 H100 = _h100()
-CALIBRATION = {"base": "h100", "device_name": "NVIDIA H100 80GB HBM3", "date": "2025-01-01",
-               "command": "roofcalc probe --save-calibration cal.yaml"}
+CALIBRATION = {
+    "base": "h100",
+    "device_name": "NVIDIA H100 80GB HBM3",
+    "date": "2025-01-01",
+    "command": "roofcalc probe --save-calibration cal.yaml",
+}
 
 
 def invoke(*args: str) -> Any:
     """Run the CLI in-process; return the result and how long it took."""
     t0 = time.perf_counter()
-    res = CliRunner().invoke(cli, list(args), env={"NO_COLOR": "1", "ROOFCALC_DEBUG": "", "ROOFCALC_HW": None,
-                                                   "COLUMNS": "100"})
+    res = CliRunner().invoke(
+        cli, list(args), env={"NO_COLOR": "1", "ROOFCALC_DEBUG": "", "ROOFCALC_HW": None, "COLUMNS": "100"}
+    )
     res.elapsed = time.perf_counter() - t0
     return res
 
@@ -210,8 +215,14 @@ def subprocess_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[s
         f = tmp / f"{name}{ext}"
         f.write_text(text)
         cases[name] = [*args, str(f)]
-    p = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(cases)], capture_output=True, text=True, env=env,
-                       cwd=ROOT, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", _DRIVER, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
     codes = json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else {}
     return codes, p.stderr, p.returncode
 
@@ -253,7 +264,10 @@ BAD_VALUES = {  # raw YAML -> what the message says
 }
 
 FIGURE_PATHS = [  # a peak, a rate, a byte count, a time that may be 0, a count
-    "peak_flops_per_s.bf16", "memory.bandwidth_bytes_per_s", "memory.capacity_bytes", "launch_overhead_s",
+    "peak_flops_per_s.bf16",
+    "memory.bandwidth_bytes_per_s",
+    "memory.capacity_bytes",
+    "launch_overhead_s",
     "sm.sm_count",
 ]
 
@@ -287,13 +301,29 @@ def test_nan_peak_never_reaches_the_output(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ counts and SM resources
 
 SM_FIELDS = [
-    "sm_count", "warp_size", "max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm", "registers_per_sm",
-    "registers_per_block", "max_registers_per_thread", "register_allocation_unit", "sub_partitions",
-    "shared_memory_per_sm_bytes", "shared_memory_per_block_bytes", "shared_memory_per_block_optin_bytes",
-    "reserved_shared_memory_per_block_bytes", "shared_memory_allocation_unit_bytes", "block_barriers_per_sm",
+    "sm_count",
+    "warp_size",
+    "max_threads_per_block",
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+    "registers_per_sm",
+    "registers_per_block",
+    "max_registers_per_thread",
+    "register_allocation_unit",
+    "sub_partitions",
+    "shared_memory_per_sm_bytes",
+    "shared_memory_per_block_bytes",
+    "shared_memory_per_block_optin_bytes",
+    "reserved_shared_memory_per_block_bytes",
+    "shared_memory_allocation_unit_bytes",
+    "block_barriers_per_sm",
 ]
-COUNT_VALUES = {"0.5": "whole number", "1099511627776": "absurdly large",
-                "-1": "must not be negative", "true": "a boolean"}
+COUNT_VALUES = {
+    "0.5": "whole number",
+    "1099511627776": "absurdly large",
+    "-1": "must not be negative",
+    "true": "a boolean",
+}
 
 
 @pytest.mark.parametrize("raw", sorted(COUNT_VALUES))
@@ -303,36 +333,49 @@ def test_sm_counts_are_whole_and_bounded(tmp_path: Path, field: str, raw: str) -
     refused(invoke("occupancy", "--threads", "128", "--hw-file", f), 2, f, f"sm.{field}", COUNT_VALUES[raw])
 
 
-@pytest.mark.parametrize(("path", "raw", "message"), ids=_ids, argvalues=[
-    ("sm.sm_count.value", "0.001", "whole number"),
-    ("sm.max_blocks_per_sm.value", "0.9", "whole number"),
-    ("memory.capacity_bytes.value", "0.5", "whole number"),
-    ("memory.bus_width_bits.value", "5120.5", "whole number"),
-    ("l2_bytes.value", "1.5", "whole number"),
-    ("sm.shared_memory_configs_kib.value", "[0, 8.5]", "entry 1: must be a whole number"),
-    ("sm.shared_memory_configs_kib.value", "[0, true]", "entry 1: expected a number, got true"),
-    ("sm.shared_memory_configs_kib.value", '["8"]', "entry 0: expected a number"),
-    ("sm.shared_memory_configs_kib.value", "[0, -8]", "entry 1: must not be negative"),
-    ("sm.shared_memory_configs_kib.value", "[0, .nan]", "not a number"),
-    ("sm.shared_memory_configs_kib.value", "[0, 1e309]", "out of range"),
-    ("sm.shared_memory_configs_kib.value", "[0, " + "9" * 5000 + "]", "5000 digits"),
-    ("sm.shared_memory_configs_kib.value", "[]", "at least 1 item"),
-    ("sm.shared_memory_configs_kib.value", "[" + ", ".join(str(i) for i in range(100)) + "]", "at most 64 items"),
-    ("sm.shared_memory_configs_kib.value", "[[1]]", "valid integer"),
-])
+@pytest.mark.parametrize(
+    ("path", "raw", "message"),
+    ids=_ids,
+    argvalues=[
+        ("sm.sm_count.value", "0.001", "whole number"),
+        ("sm.max_blocks_per_sm.value", "0.9", "whole number"),
+        ("memory.capacity_bytes.value", "0.5", "whole number"),
+        ("memory.bus_width_bits.value", "5120.5", "whole number"),
+        ("l2_bytes.value", "1.5", "whole number"),
+        ("sm.shared_memory_configs_kib.value", "[0, 8.5]", "entry 1: must be a whole number"),
+        ("sm.shared_memory_configs_kib.value", "[0, true]", "entry 1: expected a number, got true"),
+        ("sm.shared_memory_configs_kib.value", '["8"]', "entry 0: expected a number"),
+        ("sm.shared_memory_configs_kib.value", "[0, -8]", "entry 1: must not be negative"),
+        ("sm.shared_memory_configs_kib.value", "[0, .nan]", "not a number"),
+        ("sm.shared_memory_configs_kib.value", "[0, 1e309]", "out of range"),
+        ("sm.shared_memory_configs_kib.value", "[0, " + "9" * 5000 + "]", "5000 digits"),
+        ("sm.shared_memory_configs_kib.value", "[]", "at least 1 item"),
+        ("sm.shared_memory_configs_kib.value", "[" + ", ".join(str(i) for i in range(100)) + "]", "at most 64 items"),
+        ("sm.shared_memory_configs_kib.value", "[[1]]", "valid integer"),
+    ],
+)
 def test_fractional_and_malformed_counts(tmp_path: Path, path: str, raw: str, message: str) -> None:
     f = _write(tmp_path, "hw.yaml", _with(H100, path, raw))
     refused(invoke("hw", "show", "--hw-file", f), 2, f, path.rsplit(".value", 1)[0], message)
 
 
 INCONSISTENT = [
-    ({"shared_memory_per_block_optin_bytes": 300_000}, "sm.shared_memory_per_block_optin_bytes",
-     "more than shared_memory_per_sm_bytes"),
-    ({"shared_memory_per_block_bytes": 240_000}, "sm.shared_memory_per_block_bytes",
-     "more than shared_memory_per_block_optin_bytes"),
+    (
+        {"shared_memory_per_block_optin_bytes": 300_000},
+        "sm.shared_memory_per_block_optin_bytes",
+        "more than shared_memory_per_sm_bytes",
+    ),
+    (
+        {"shared_memory_per_block_bytes": 240_000},
+        "sm.shared_memory_per_block_bytes",
+        "more than shared_memory_per_block_optin_bytes",
+    ),
     ({"reserved_shared_memory_per_block_bytes": 4096}, "sm.shared_memory_per_block_optin_bytes", "reserved"),
-    ({"shared_memory_per_sm_bytes": 2**20, "reserved_shared_memory_per_block_bytes": 232_448},
-     "sm.reserved_shared_memory_per_block_bytes", "leaves nothing"),
+    (
+        {"shared_memory_per_sm_bytes": 2**20, "reserved_shared_memory_per_block_bytes": 232_448},
+        "sm.reserved_shared_memory_per_block_bytes",
+        "leaves nothing",
+    ),
     ({"registers_per_sm": 128}, "sm.registers_per_sm", "one warp's allocation"),
     ({"registers_per_block": 131_072}, "sm.registers_per_block", "more than registers_per_sm"),
     ({"max_threads_per_block": 4096}, "sm.max_threads_per_block", "more than max_threads_per_sm"),
@@ -359,8 +402,13 @@ def test_inconsistent_sm_resources(tmp_path: Path, changes: dict[str, Any], path
 
 @pytest.mark.parametrize("base", ["../../etc/passwd", "hardware/h100.yaml", "h100.yaml", "/tmp/x", "H100 SXM", ""])
 def test_calibration_base_is_a_registry_id(tmp_path: Path, base: str) -> None:
-    f = _write(tmp_path, "cal.yaml", _with({**H100, "calibration": {**CALIBRATION, "base": "@@B@@"}}, "name", '"x"')
-               .replace("'@@B@@'", json.dumps(base)))
+    f = _write(
+        tmp_path,
+        "cal.yaml",
+        _with({**H100, "calibration": {**CALIBRATION, "base": "@@B@@"}}, "name", '"x"').replace(
+            "'@@B@@'", json.dumps(base)
+        ),
+    )
     refused(invoke("op", "gemm", "--m", "64", "--calibration", f), 2, f, "calibration.base")
 
 
@@ -375,21 +423,27 @@ def test_expected_fractions_name_dtypes(tmp_path: Path) -> None:
 
 
 def _op(flops: str, default: str = "1000", extra: str = "") -> str:
-    return (f"name: hostile\nsummary: a hostile op\nexample: roofcalc op ./hostile.yaml --n 1000\n"
-            f"params:\n  n: {{type: int, default: {default}, help: a size}}\n{extra}"
-            f"flops: {flops}\nbytes:\n  x: {{expr: \"n*dtype_bytes\", help: read x}}\n")
+    return (
+        f"name: hostile\nsummary: a hostile op\nexample: roofcalc op ./hostile.yaml --n 1000\n"
+        f"params:\n  n: {{type: int, default: {default}, help: a size}}\n{extra}"
+        f'flops: {flops}\nbytes:\n  x: {{expr: "n*dtype_bytes", help: read x}}\n'
+    )
 
 
-@pytest.mark.parametrize(("text", "path", "message"), ids=_ids, argvalues=[
-    (_op('"2*n"', default="9" * 5000), "params.n.default", "5000 digits"),
-    (_op('"2*n"', default="1e309"), "params.n.default", "out of range"),
-    (_op('"2*n"', default=".nan"), "params.n.default", "not a number"),
-    (_op("9" * 5000), "flops", "5000 digits"),
-    (_op("1e309"), "flops", "out of range"),
-    (_op("-.inf"), "flops", "infinite"),
-    (_op('"2*n"', extra="terms:\n  t: 1e-400\n"), "terms.t", "too small"),
-    (_op('"2*n"', extra="launches: " + "1" * 200 + "\n"), "launches", "200 digits"),
-])
+@pytest.mark.parametrize(
+    ("text", "path", "message"),
+    ids=_ids,
+    argvalues=[
+        (_op('"2*n"', default="9" * 5000), "params.n.default", "5000 digits"),
+        (_op('"2*n"', default="1e309"), "params.n.default", "out of range"),
+        (_op('"2*n"', default=".nan"), "params.n.default", "not a number"),
+        (_op("9" * 5000), "flops", "5000 digits"),
+        (_op("1e309"), "flops", "out of range"),
+        (_op("-.inf"), "flops", "infinite"),
+        (_op('"2*n"', extra="terms:\n  t: 1e-400\n"), "terms.t", "too small"),
+        (_op('"2*n"', extra="launches: " + "1" * 200 + "\n"), "launches", "200 digits"),
+    ],
+)
 def test_bad_numbers_in_an_op_file(tmp_path: Path, text: str, path: str, message: str) -> None:
     f = _write(tmp_path, "hostile.yaml", text)
     refused(invoke("op", f), 2, f, path, message)
@@ -458,8 +512,19 @@ def test_formula_api_load_bounds(formula: str) -> None:
     assert LOAD_TIME[formula] in str(ei.value) and len(str(ei.value)) < 300
 
 
-@pytest.mark.parametrize("formula", ids=_ids, argvalues=["(n/3)**256", "n**256 * 0 + 1", "(1 - 1/n)**100000", "9" * 1999, "2**-256",
-                                     "+".join(["n"] * 90), "ceil(1e308*10)"])
+@pytest.mark.parametrize(
+    "formula",
+    ids=_ids,
+    argvalues=[
+        "(n/3)**256",
+        "n**256 * 0 + 1",
+        "(1 - 1/n)**100000",
+        "9" * 1999,
+        "2**-256",
+        "+".join(["n"] * 90),
+        "ceil(1e308*10)",
+    ],
+)
 def test_formulas_near_the_bounds_still_evaluate(formula: str) -> None:
     v = Formula(formula, {"n"}).evaluate({"n": 1000})
     assert str(v)  # printable: within Python's 4,300-digit conversion limit
@@ -573,13 +638,16 @@ def test_hostile_model_config(tmp_path: Path, base: dict[str, Any], key: str, ra
     assert "--" not in line.split(f, 1)[1]  # names the file's key, not a CLI flag
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[1, 2]", "expected a JSON object"),
-    ("", "not JSON"),
-    ("{", "not JSON"),
-    ('{"a": 1,}', "not JSON"),
-    ("\ufeff{}", "not JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1, 2]", "expected a JSON object"),
+        ("", "not JSON"),
+        ("{", "not JSON"),
+        ('{"a": 1,}', "not JSON"),
+        ("\ufeff{}", "not JSON"),
+    ],
+)
 def test_malformed_model_config(tmp_path: Path, text: str, message: str) -> None:
     f = _write(tmp_path, "config.json", text)
     refused(invoke("op", "decode", "--model-config", f, "--batch", "1"), 2, f, message)
@@ -599,8 +667,10 @@ def test_model_config_fifo_does_not_hang(tmp_path: Path) -> None:
     refused(invoke("op", "decode", "--model-config", str(f), "--batch", "1"), 2, str(f), "not a regular file (a FIFO)")
 
 
-@pytest.mark.parametrize(("path", "message"), [("/dev/zero", "not a regular file (a character device)"),
-                                               ("/nonexistent/config.json", "no such model config")])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [("/dev/zero", "not a regular file (a character device)"), ("/nonexistent/config.json", "no such model config")],
+)
 def test_model_config_special_paths(path: str, message: str) -> None:
     if not Path(path).exists() and "nonexistent" not in path:
         pytest.skip(f"{path} does not exist here")
@@ -616,10 +686,12 @@ def test_model_config_name_too_long(tmp_path: Path) -> None:
 
 
 def test_read_text_refuses_special_files(tmp_path: Path) -> None:
-    cases: list[tuple[str, str]] = [(str(tmp_path), "not a regular file (a directory)"),
-                                    (str(tmp_path / "missing.yaml"), "no such file"),
-                                    (str(tmp_path / ("x" * 300)), "File name too long"),
-                                    ("bad\x00name.yaml", "not a valid file name")]
+    cases: list[tuple[str, str]] = [
+        (str(tmp_path), "not a regular file (a directory)"),
+        (str(tmp_path / "missing.yaml"), "no such file"),
+        (str(tmp_path / ("x" * 300)), "File name too long"),
+        ("bad\x00name.yaml", "not a valid file name"),
+    ]
     if Path("/dev/zero").exists():
         cases.append(("/dev/zero", "not a regular file (a character device)"))
     if hasattr(os, "mkfifo"):
@@ -635,36 +707,54 @@ def test_read_text_refuses_special_files(tmp_path: Path) -> None:
         assert message in str(ei.value) and time.perf_counter() - t0 < FAST, (path, str(ei.value))
 
 
-@pytest.mark.parametrize(("text", "message"), ids=_ids, argvalues=[
-    ("a: 1e309", "a: number 1e309 is out of range"),
-    ("a: [1, 2, .nan]", "a.2: .nan is not a number"),
-    ("a: {b: {c: " + "7" * 101 + "}}", "a.b.c: integer 77777777777777777777... has 101 digits"),
-    ("? " + "8" * 200 + "\n: x", "key: integer"),
-    ("a: !!float '1e999'", "a: number 1e999 is out of range"),
-    ("a: !!int '" + "5" * 300 + "'", "a: integer 55555555555555555555... has 300 digits"),
-    ("a: 0x" + "f" * 200, "has 202 digits"),
-    ("a: 1" + ":59" * 60, "has 181 digits"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    ids=_ids,
+    argvalues=[
+        ("a: 1e309", "a: number 1e309 is out of range"),
+        ("a: [1, 2, .nan]", "a.2: .nan is not a number"),
+        ("a: {b: {c: " + "7" * 101 + "}}", "a.b.c: integer 77777777777777777777... has 101 digits"),
+        ("? " + "8" * 200 + "\n: x", "key: integer"),
+        ("a: !!float '1e999'", "a: number 1e999 is out of range"),
+        ("a: !!int '" + "5" * 300 + "'", "a: integer 55555555555555555555... has 300 digits"),
+        ("a: 0x" + "f" * 200, "has 202 digits"),
+        ("a: 1" + ":59" * 60, "has 181 digits"),
+    ],
+)
 def test_parse_yaml_numbers(text: str, message: str) -> None:
     with pytest.raises(SpecError) as ei:
         parse_yaml(text, "f.yaml")
     assert message in str(ei.value) and len(str(ei.value)) < 200, str(ei.value)
 
 
-@pytest.mark.parametrize(("text", "expected"), ids=_ids, argvalues=[("a: 1e3", 1000.0), ("a: 3.35e12", 3.35e12), ("a: '3.35e12'", "3.35e12"),
-                                                ("a: 1_000", 1000), ("a: 0x10", 16), ("a: 2.5e-6", 2.5e-6),
-                                                ("a: " + "9" * 100, int("9" * 100))])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    ids=_ids,
+    argvalues=[
+        ("a: 1e3", 1000.0),
+        ("a: 3.35e12", 3.35e12),
+        ("a: '3.35e12'", "3.35e12"),
+        ("a: 1_000", 1000),
+        ("a: 0x10", 16),
+        ("a: 2.5e-6", 2.5e-6),
+        ("a: " + "9" * 100, int("9" * 100)),
+    ],
+)
 def test_parse_yaml_keeps_good_numbers(text: str, expected: object) -> None:
     assert parse_yaml(text, "f.yaml")["a"] == expected
 
 
-@pytest.mark.parametrize(("text", "message"), ids=_ids, argvalues=[
-    ('{"a": 1e999}', "a: number 1e999 is out of range"),
-    ('{"a": [NaN]}', "a.0: NaN is not a finite number"),
-    ('{"a": ' + "1" * 101 + "}", "has 101 digits"),
-    ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
-    ('{"a": "' + "[" * 100 + '"}', None),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    ids=_ids,
+    argvalues=[
+        ('{"a": 1e999}', "a: number 1e999 is out of range"),
+        ('{"a": [NaN]}', "a.0: NaN is not a finite number"),
+        ('{"a": ' + "1" * 101 + "}", "has 101 digits"),
+        ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
+        ('{"a": "' + "[" * 100 + '"}', None),
+    ],
+)
 def test_parse_json(text: str, message: str | None) -> None:
     if message is None:
         assert parse_json(text, "c.json") == {"a": "[" * 100}

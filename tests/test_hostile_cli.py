@@ -57,13 +57,21 @@ def _stream_cases(tmp: Path) -> dict[str, dict[str, Any]]:
         # `roofcalc hw list > /dev/full` and the JSON document
         "dev-full-text": {"argv": [*PY, "hw", "list"], "stdout": "/dev/full"},
         # a usage error with --json and stderr closed: nothing may land on stdout
-        "stderr-closed": {"argv": ["bash", "-c", 'exec "$@" 2>&-', "_", *PY, "op", "gemm", "--m", "abc", "--json"],
-                          "stdout": "pipe"},
+        "stderr-closed": {
+            "argv": ["bash", "-c", 'exec "$@" 2>&-', "_", *PY, "op", "gemm", "--m", "abc", "--json"],
+            "stdout": "pipe",
+        },
         # an ASCII-only stream: box-drawing characters and bar glyphs must not crash the table
-        "ascii-op": {"argv": [*PY, "op", "gemm", "--m", "8192", "--hw", "h100"], "stdout": "pipe",
-                     "env": {"PYTHONIOENCODING": "ascii"}},
-        "ascii-occupancy": {"argv": [*PY, "occupancy", "--hw", "h100", "--threads", "256", "--regs", "64", "--smem",
-                                     "96k"], "stdout": "pipe", "env": {"PYTHONIOENCODING": "ascii"}},
+        "ascii-op": {
+            "argv": [*PY, "op", "gemm", "--m", "8192", "--hw", "h100"],
+            "stdout": "pipe",
+            "env": {"PYTHONIOENCODING": "ascii"},
+        },
+        "ascii-occupancy": {
+            "argv": [*PY, "occupancy", "--hw", "h100", "--threads", "256", "--regs", "64", "--smem", "96k"],
+            "stdout": "pipe",
+            "env": {"PYTHONIOENCODING": "ascii"},
+        },
     }
 
 
@@ -80,8 +88,9 @@ def streams(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, by
             if not Path("/dev/full").exists():
                 continue
             out = open("/dev/full", "wb")  # noqa: SIM115
-        p = subprocess.Popen(case["argv"], stdout=out, stderr=subprocess.PIPE, cwd=ROOT,
-                             env=base_env | case.get("env", {}))
+        p = subprocess.Popen(
+            case["argv"], stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=base_env | case.get("env", {})
+        )
         if case["stdout"] == "closed-pipe":
             assert p.stdout is not None
             p.stdout.close()  # the reader is gone before the first write
@@ -196,15 +205,18 @@ def test_json_stdout_holds_only_json() -> None:
 # ------------------------------------------------------------------ empty names
 
 
-@pytest.mark.parametrize(("args", "env", "needle"), [
-    (("op", "gemm", "--m", "64", "--hw", ""), {}, "--hw"),
-    (("op", "gemm", "--m", "64", "--hw", "   "), {}, "--hw"),
-    (("occupancy", "--threads", "128", "--regs", "32", "--hw", ""), {}, "--hw"),
-    (("compare", "gemm", "--m", "64", "--hw", ","), {}, "--hw"),
-    (("op", "gemm", "--m", "64"), {"ROOFCALC_HW": ""}, "ROOFCALC_HW"),
-    (("op", "gemm", "--m", "64"), {"ROOFCALC_HW": "  "}, "ROOFCALC_HW"),
-    (("hw", "show"), {"ROOFCALC_HW": ""}, "ROOFCALC_HW"),
-])
+@pytest.mark.parametrize(
+    ("args", "env", "needle"),
+    [
+        (("op", "gemm", "--m", "64", "--hw", ""), {}, "--hw"),
+        (("op", "gemm", "--m", "64", "--hw", "   "), {}, "--hw"),
+        (("occupancy", "--threads", "128", "--regs", "32", "--hw", ""), {}, "--hw"),
+        (("compare", "gemm", "--m", "64", "--hw", ","), {}, "--hw"),
+        (("op", "gemm", "--m", "64"), {"ROOFCALC_HW": ""}, "ROOFCALC_HW"),
+        (("op", "gemm", "--m", "64"), {"ROOFCALC_HW": "  "}, "ROOFCALC_HW"),
+        (("hw", "show"), {"ROOFCALC_HW": ""}, "ROOFCALC_HW"),
+    ],
+)
 def test_empty_hardware_names_are_refused(args: tuple[str, ...], env: dict[str, str], needle: str) -> None:
     """An empty hardware name (option or $ROOFCALC_HW set but empty) is a usage error (exit 2) naming where
     it came from, never a silent fall-back to h100."""
@@ -245,13 +257,16 @@ def test_special_input_files(tmp_path: Path, loader: str, kind: str) -> None:
     one_error_line(invoke(*INPUT_LOADERS[loader](path)), 2, message)
 
 
-@pytest.mark.parametrize(("args", "option"), [
-    (("occupancy", "--hw", "h100", "--threads", "128", "--regs", "32", "--carveout", "٨٠"), "--carveout"),
-    (("occupancy", "--hw", "h100", "--threads", "128", "--regs", "32", "--barriers", "١"), "--barriers"),
-    (("sweep", "gemm", "--m", "1..64", "--hw", "h100", "--steps", "٨"), "--steps"),
-    (("occupancy", "--hw", "h100", "--threads", "128", "--regs", "32", "--carveout", "9" * 5000), "--carveout"),
-    (("sweep", "gemm", "--m", "1..64", "--hw", "h100", "--steps", "9" * 5000), "--steps"),
-])
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("occupancy", "--hw", "h100", "--threads", "128", "--regs", "32", "--carveout", "٨٠"), "--carveout"),
+        (("occupancy", "--hw", "h100", "--threads", "128", "--regs", "32", "--barriers", "١"), "--barriers"),
+        (("sweep", "gemm", "--m", "1..64", "--hw", "h100", "--steps", "٨"), "--steps"),
+        (("occupancy", "--hw", "h100", "--threads", "128", "--regs", "32", "--carveout", "9" * 5000), "--carveout"),
+        (("sweep", "gemm", "--m", "1..64", "--hw", "h100", "--steps", "9" * 5000), "--steps"),
+    ],
+)
 def test_plain_int_options_use_the_bounded_parser(args: tuple[str, ...], option: str) -> None:
     """--carveout, --barriers, --steps (click's int today: int('٨') is 8, and a 5,000-digit value gives
     Python's digit-limit message): exit 2 through units.parse_int(..., allow_suffix=False), one short line."""
@@ -299,10 +314,13 @@ def test_output_onto_a_read_only_file_is_refused(tmp_path: Path, plotting: None)
         f.chmod(0o644)
 
 
-@pytest.mark.parametrize(("name", "needle"), [
-    ("x" * 300 + ".svg", "too long"),
-    ("missing-folder/x.svg", "does not exist"),
-])
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("x" * 300 + ".svg", "too long"),
+        ("missing-folder/x.svg", "does not exist"),
+    ],
+)
 def test_bad_output_paths(tmp_path: Path, plotting: None, name: str, needle: str) -> None:
     """-o with a 300-character name or a missing folder: exit 2, one line, no internal error, no file."""
     one_error_line(_chart(str(tmp_path / name)), 2, needle)

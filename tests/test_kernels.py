@@ -40,8 +40,16 @@ ROOT = Path(__file__).resolve().parent.parent
 H200 = ROOT / "tests" / "data" / "kernels" / "h200"
 SAMPLES = ROOT / "tests" / "data" / "kernels" / "samples"
 SOURCE = ROOT / "validation" / "kernels" / "kernels.cu"
-REQUIRED = {"version", "kernel", "registers", "static_smem_bytes", "threads", "dynamic_smem_bytes", "blocks_per_sm",
-            "limiters"}
+REQUIRED = {
+    "version",
+    "kernel",
+    "registers",
+    "static_smem_bytes",
+    "threads",
+    "dynamic_smem_bytes",
+    "blocks_per_sm",
+    "limiters",
+}
 
 
 def _cli() -> Any:
@@ -95,8 +103,13 @@ def _by_runtime_name(path: Path, runtime: dict[str, Any]) -> dict[str, KernelInf
 
 # ------------------------------------------------------------------ the runtime's answers (H200)
 
-REAL = ["ptxas-sm90.log", "cuobjdump-res-usage-program.txt", "cuobjdump-res-usage-sm90-cubin.txt", "cubin",
-        "ncu-program.csv"]
+REAL = [
+    "ptxas-sm90.log",
+    "cuobjdump-res-usage-program.txt",
+    "cuobjdump-res-usage-sm90-cubin.txt",
+    "cubin",
+    "ncu-program.csv",
+]
 
 
 def _real(name: str, cubin: Path) -> Path:
@@ -107,17 +120,29 @@ def test_runtime_device_is_the_h200_file(runtime: dict[str, Any], h200: Hardware
     # cudaGetDeviceProperties on the card that made the data, against the registry's figures
     v = h200.sm_value
     assert runtime["cc"] == h200.compute_capability
-    assert (runtime["sm_count"], runtime["shared_mem_per_sm"], runtime["shared_mem_per_block_optin"],
-            runtime["reserved_shared_mem_per_block"], runtime["regs_per_sm"], runtime["max_threads_per_sm"],
-            runtime["max_blocks_per_sm"]) == (
-        v("sm_count"), v("shared_memory_per_sm_bytes"), v("shared_memory_per_block_optin_bytes"),
-        v("reserved_shared_memory_per_block_bytes"), v("registers_per_sm"), v("max_threads_per_sm"),
-        v("max_blocks_per_sm"))
+    assert (
+        runtime["sm_count"],
+        runtime["shared_mem_per_sm"],
+        runtime["shared_mem_per_block_optin"],
+        runtime["reserved_shared_mem_per_block"],
+        runtime["regs_per_sm"],
+        runtime["max_threads_per_sm"],
+        runtime["max_blocks_per_sm"],
+    ) == (
+        v("sm_count"),
+        v("shared_memory_per_sm_bytes"),
+        v("shared_memory_per_block_optin_bytes"),
+        v("reserved_shared_memory_per_block_bytes"),
+        v("registers_per_sm"),
+        v("max_threads_per_sm"),
+        v("max_blocks_per_sm"),
+    )
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_resources_equal_cudaFuncGetAttributes(name: str, runtime: dict[str, Any], h200: Hardware,
-                                               real_cubin: Path) -> None:
+def test_resources_equal_cudaFuncGetAttributes(
+    name: str, runtime: dict[str, Any], h200: Hardware, real_cubin: Path
+) -> None:
     ks = _by_runtime_name(_real(name, real_cubin), runtime)
     assert len(ks) == len(runtime["kernels"]) == 12
     for r in runtime["kernels"]:
@@ -160,11 +185,19 @@ def test_occupancy_equals_the_runtime(name: str, runtime: dict[str, Any], h200: 
 def test_pipeline_answers_the_runtime(runtime: dict[str, Any], h200: Hardware, real_cubin: Path) -> None:
     # the whole path (solver_input + the solver + the launch-bounds check) for a few configurations
     ks = _by_runtime_name(real_cubin, runtime)
-    answers = {(r["label"], o["threads"], o["dynamic_smem"]): o.get("blocks_per_sm") for r in runtime["kernels"]
-               for o in r["occupancy"]}
+    answers = {
+        (r["label"], o["threads"], o["dynamic_smem"]): o.get("blocks_per_sm")
+        for r in runtime["kernels"]
+        for o in r["occupancy"]
+    }
     names = {r["label"]: r["name"] for r in runtime["kernels"]}
-    for label, threads, dyn in [("k_static32k", 256, 0), ("k_bars3", 64, 0), ("k_regs_heavy", 256, 0),
-                                ("k_dyn_only", 256, 65536), ("k_lb256x2", 512, 0)]:
+    for label, threads, dyn in [
+        ("k_static32k", 256, 0),
+        ("k_bars3", 64, 0),
+        ("k_regs_heavy", 256, 0),
+        ("k_dyn_only", 256, 65536),
+        ("k_lb256x2", 512, 0),
+    ]:
         res = analyze_kernel(ks[names[label]], h200, Options(threads=threads, dynamic_smem_bytes=dyn))
         assert res.blocks_per_sm == answers[(label, threads, dyn)], label
     # __launch_bounds__(256, 2) and 512 threads: the occupancy API answers 1, the launch fails
@@ -216,7 +249,11 @@ def test_triton_cache(h200: Hardware) -> None:
             t = truth[k.kernel]
             # registers: the driver's n_regs (Triton's CompiledKernel); block: num_warps x 32
             assert (k.registers, k.threads, k.dynamic_smem_bytes, k.static_smem_bytes) == (
-                t["n_regs"], 32 * t["num_warps"], t["shared"], 0)
+                t["n_regs"],
+                32 * t["num_warps"],
+                t["shared"],
+                0,
+            )
     report = analyze_file(load_kernel_file(H200 / "triton-cache"), h200, Options())
     mm = next(k for k in report.kernels if k.kernel == "matmul_kernel")
     # 107 regs x 256 threads and 98,304 + 1,024 B per block: 2 blocks by both (65,536 / 28,672; 233,472 / 99,328)
@@ -234,8 +271,11 @@ def light(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("nvcc")
     cubin, log = d / "kernels.sm_90.cubin", d / "ptxas.log"
     # -DKERNELS_LIGHT and ptxas -O1: a faster compile with the same caps, spills and shared memory
-    out = subprocess.run([nvcc, "-cubin", "-arch=sm_90", "-DKERNELS_LIGHT", "-Xptxas", "-v,-O1", "-o", str(cubin),
-                          str(SOURCE)], capture_output=True, text=True)
+    out = subprocess.run(
+        [nvcc, "-cubin", "-arch=sm_90", "-DKERNELS_LIGHT", "-Xptxas", "-v,-O1", "-o", str(cubin), str(SOURCE)],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         pytest.skip(f"nvcc could not build sm_90 code: {out.stderr.strip()[-200:]}")
     log.write_text(out.stdout + out.stderr)
@@ -244,15 +284,23 @@ def light(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    inc = next((Path(r) / "include" for r in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
-                                              "/usr/local/cuda") if r and (Path(r) / "include" / "cuda_occupancy.h").is_file()),
-               None)
+    inc = next(
+        (
+            Path(r) / "include"
+            for r in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda")
+            if r and (Path(r) / "include" / "cuda_occupancy.h").is_file()
+        ),
+        None,
+    )
     gxx = shutil.which("g++")
     if inc is None or gxx is None:
         pytest.skip("cuda_occupancy.h or g++ not found: the check against NVIDIA's calculator is skipped")
     exe = tmp_path_factory.mktemp("occ") / "occ_harness"
-    subprocess.run([gxx, "-O2", "-std=c++14", f"-I{inc}", str(ROOT / "tests" / "occ_harness.cpp"), "-o", str(exe)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [gxx, "-O2", "-std=c++14", f"-I{inc}", str(ROOT / "tests" / "occ_harness.cpp"), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+    )
     return exe
 
 
@@ -266,15 +314,21 @@ def test_cubin_reader_agrees_with_ptxas(light: tuple[Path, Path], h200: Hardware
         assert c.arch == p.arch == 90
         static = solver_input(c, h200, Options(threads=128))[1]
         assert (c.registers, static, c.barriers, c.stack_frame_bytes) == (
-            p.registers, p.smem_reported_bytes, p.barriers, p.stack_frame_bytes), name
+            p.registers,
+            p.smem_reported_bytes,
+            p.barriers,
+            p.stack_frame_bytes,
+        ), name
     # from kernels.cu: __launch_bounds__(256, 2) caps registers at 65,536 / (256 x 2) = 128,
     # __launch_bounds__(1024) at 64, __maxnreg__(40) at 40; static arrays of 32, 48, 16 and 8 KiB
     assert (from_cubin["k_lb256x2"].max_threads, from_cubin["k_lb256x2"].max_registers) == (256, 128)
     assert (from_cubin["k_lb1024"].max_threads, from_cubin["k_lb1024"].max_registers) == (1024, 64)
     assert from_cubin["k_spill"].max_registers == 40 and from_cubin["k_spill"].registers == 40
     assert (from_log["k_spill"].spill_store_bytes or 0) > 0 and (from_cubin["k_spill"].stack_frame_bytes or 0) > 0
-    assert [from_log[n].smem_reported_bytes for n in ("k_static32k", "k_static48k", "_Z6k_tmplILi4096EEvPfi",
-                                                      "k_static8k_dyn", "k_dyn_only")] == [32768, 49152, 16384, 8192, 0]
+    assert [
+        from_log[n].smem_reported_bytes
+        for n in ("k_static32k", "k_static48k", "_Z6k_tmplILi4096EEvPfi", "k_static8k_dyn", "k_dyn_only")
+    ] == [32768, 49152, 16384, 8192, 0]
     assert from_cubin["k_static32k"].smem_reported_bytes == 32768 + 1024  # the reserve inside, as on the H200
     assert from_cubin["k_bars3"].barriers == 3
 
@@ -296,8 +350,20 @@ def test_fatbin_of_four_architectures(light: tuple[Path, Path], tmp_path: Path) 
     src.write_text(TINY)
     fat = tmp_path / "tiny.fatbin"
     gencode = [a for sm in (80, 90, 100, 120) for a in ("-gencode", f"arch=compute_{sm},code=sm_{sm}")]
-    out = subprocess.run([shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc", "-fatbin", *gencode, "-Xptxas", "-v",
-                          "-o", str(fat), str(src)], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc",
+            "-fatbin",
+            *gencode,
+            "-Xptxas",
+            "-v",
+            "-o",
+            str(fat),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         pytest.skip(f"nvcc cannot build all of sm_80, 90, 100, 120: {out.stderr.strip()[-200:]}")
     log = tmp_path / "tiny.log"
@@ -325,18 +391,35 @@ def test_cubin_occupancy_matches_cuda_occupancy_h(light: tuple[Path, Path], harn
             for dyn in (0, 1000, 16384, 102400):
                 inp, _, _ = solver_input(k, hw, Options(threads=threads, dynamic_smem_bytes=dyn))
                 assert inp is not None
-                mine.append(blocks_per_sm(hw, inp.threads, inp.regs or 1, inp.smem, inp.static_smem, -1,
-                                          inp.barriers)[0])
+                mine.append(
+                    blocks_per_sm(hw, inp.threads, inp.regs or 1, inp.smem, inp.static_smem, -1, inp.barriers)[0]
+                )
                 # the oracle gets what cudaFuncGetAttributes reports: ptxas's figures (runtime.json shows they agree)
                 configs.append((threads, p.registers, dyn, p.smem_reported_bytes, -1, max(1, p.barriers or 0)))
     cc = hw.cc
     assert cc is not None
     v = hw.sm_value
-    args = [cc[0], cc[1], v("max_threads_per_block"), v("max_threads_per_sm"), v("registers_per_block"),
-            v("registers_per_sm"), v("warp_size"), v("shared_memory_per_block_bytes"), v("shared_memory_per_sm_bytes"),
-            v("shared_memory_per_block_optin_bytes"), v("reserved_shared_memory_per_block_bytes"), v("sm_count")]
-    out = subprocess.run([str(harness), *map(str, args)], input="".join(" ".join(map(str, c)) + "\n" for c in configs),
-                         capture_output=True, text=True, check=True).stdout.split("\n")
+    args = [
+        cc[0],
+        cc[1],
+        v("max_threads_per_block"),
+        v("max_threads_per_sm"),
+        v("registers_per_block"),
+        v("registers_per_sm"),
+        v("warp_size"),
+        v("shared_memory_per_block_bytes"),
+        v("shared_memory_per_sm_bytes"),
+        v("shared_memory_per_block_optin_bytes"),
+        v("reserved_shared_memory_per_block_bytes"),
+        v("sm_count"),
+    ]
+    out = subprocess.run(
+        [str(harness), *map(str, args)],
+        input="".join(" ".join(map(str, c)) + "\n" for c in configs),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
     oracle = [int(line.split()[0]) for line in out if line]
     assert len(oracle) == len(mine) == 12 * 28
     assert [(c, m, o) for c, m, o in zip(configs, mine, oracle, strict=True) if m != o] == []
@@ -349,7 +432,11 @@ def test_ptxas_older_line_forms(h200: Hardware) -> None:
     kf = load_kernel_file(SAMPLES / "ptxas-older.log")
     ks = {k.name: k for k in kf.kernels}
     assert set(ks) == {"_Z6searchPiS_", "_Z5tiledPf", "_Z3oldPf"}  # the device function _Z6helperf is no entry
-    assert (ks["_Z6searchPiS_"].registers, ks["_Z6searchPiS_"].stack_frame_bytes, ks["_Z6searchPiS_"].arch) == (46, 72, 52)
+    assert (ks["_Z6searchPiS_"].registers, ks["_Z6searchPiS_"].stack_frame_bytes, ks["_Z6searchPiS_"].arch) == (
+        46,
+        72,
+        52,
+    )
     assert (ks["_Z5tiledPf"].registers, ks["_Z5tiledPf"].smem_reported_bytes) == (6, 4096)
     assert (ks["_Z3oldPf"].smem_reported_bytes, ks["_Z3oldPf"].local_bytes) == (24, 4)  # "24+16 bytes smem"
     report = analyze_file(kf, h200, Options(threads=128))
@@ -379,26 +466,65 @@ def test_ncu_scaled_units_and_disagreement(h200: Hardware) -> None:
     assert any("scaled" in n for n in report.notes)
 
 
-@pytest.mark.parametrize(("unit", "scale"), [
-    ("ns", 1e-9), ("nsecond", 1e-9), ("usecond", 1e-6), ("msecond", 1e-3), ("second", 1.0), ("byte", 1.0),
-    ("Kbyte", 1e3), ("Mbyte", 1e6), ("Gbyte", 1e9), ("Kbyte/block", 1e3), ("byte/second", 1.0),
-    ("Gbyte/second", 1e9), ("cycle/nsecond", 1e9), ("register/thread", 1.0), ("%", 1.0), ("", 1.0),
-    ("inst", 1.0), ("Kinst", 1e3), ("hz", 1.0), ("block", 1.0)])
+@pytest.mark.parametrize(
+    ("unit", "scale"),
+    [
+        ("ns", 1e-9),
+        ("nsecond", 1e-9),
+        ("usecond", 1e-6),
+        ("msecond", 1e-3),
+        ("second", 1.0),
+        ("byte", 1.0),
+        ("Kbyte", 1e3),
+        ("Mbyte", 1e6),
+        ("Gbyte", 1e9),
+        ("Kbyte/block", 1e3),
+        ("byte/second", 1.0),
+        ("Gbyte/second", 1e9),
+        ("cycle/nsecond", 1e9),
+        ("register/thread", 1.0),
+        ("%", 1.0),
+        ("", 1.0),
+        ("inst", 1.0),
+        ("Kinst", 1e3),
+        ("hz", 1.0),
+        ("block", 1.0),
+    ],
+)
 def test_ncu_units(unit: str, scale: float) -> None:
     assert unit_scale(unit) == pytest.approx(scale)
 
 
-@pytest.mark.parametrize(("text", "unit", "want"), [
-    ("32.77", "Kbyte/block", 32768), ("1.02", "Kbyte/block", 1024), ("49.15", "Kbyte/block", 49152),
-    ("233.47", "Kbyte", 233472), ("0", "Kbyte/block", 0), ("32,768", "byte/block", 32768), ("4.10", "Kbyte", 4096),
-    ("4.15", "Kbyte", 4150)])  # 4,145 ... 4,155 holds no multiple of 128: the printed value
+@pytest.mark.parametrize(
+    ("text", "unit", "want"),
+    [
+        ("32.77", "Kbyte/block", 32768),
+        ("1.02", "Kbyte/block", 1024),
+        ("49.15", "Kbyte/block", 49152),
+        ("233.47", "Kbyte", 233472),
+        ("0", "Kbyte/block", 0),
+        ("32,768", "byte/block", 32768),
+        ("4.10", "Kbyte", 4096),
+        ("4.15", "Kbyte", 4150),
+    ],
+)  # 4,145 ... 4,155 holds no multiple of 128: the printed value
 def test_ncu_scaled_bytes(text: str, unit: str, want: int) -> None:
     assert _bytes(text, unit) == want
 
 
-@pytest.mark.parametrize(("arch", "suffix", "cc", "runs"), [
-    (80, "", (8, 6), True), (86, "", (8, 0), False), (90, "", (9, 0), True), (90, "a", (9, 0), True),
-    (90, "", (10, 0), False), (100, "a", (10, 3), False), (100, "f", (10, 3), True), (None, "", (9, 0), True)])
+@pytest.mark.parametrize(
+    ("arch", "suffix", "cc", "runs"),
+    [
+        (80, "", (8, 6), True),
+        (86, "", (8, 0), False),
+        (90, "", (9, 0), True),
+        (90, "a", (9, 0), True),
+        (90, "", (10, 0), False),
+        (100, "a", (10, 3), False),
+        (100, "f", (10, 3), True),
+        (None, "", (9, 0), True),
+    ],
+)
 def test_sass_runs_on(arch: int | None, suffix: str, cc: tuple[int, int], runs: bool) -> None:
     hw = next(h for h in map(load_hardware, ("a100", "l40s", "h100", "b200")) if h.cc and h.cc[0] == cc[0])
     hw = hw.model_copy(update={"compute_capability": f"{cc[0]}.{cc[1]}"})
@@ -517,13 +643,16 @@ def test_bad_files_one_line_exit_2(tmp_path: Path, real_cubin: Path) -> None:
         assert "Traceback" not in res.output
 
 
-@pytest.mark.parametrize(("args", "code", "message"), [
-    (["--kernel", "["], 2, "not a regular expression"),
-    (["--kernel", "nothing-matches"], 2, "no kernel matches"),
-    (["--threads", "0"], 2, "--threads must be"),
-    (["--plot", "chart.txt"], 2, "unknown chart format"),
-    (["--threads", "128", "--plot", "chart.png"], 1, "no kernel has both a FLOP count"),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--kernel", "["], 2, "not a regular expression"),
+        (["--kernel", "nothing-matches"], 2, "no kernel matches"),
+        (["--threads", "0"], 2, "--threads must be"),
+        (["--plot", "chart.txt"], 2, "unknown chart format"),
+        (["--threads", "128", "--plot", "chart.png"], 1, "no kernel has both a FLOP count"),
+    ],
+)
 def test_bad_invocations(args: list[str], code: int, message: str, tmp_path: Path) -> None:
     args = [str(tmp_path / a) if a.startswith("chart") else a for a in args]
     res = run(H200 / "ptxas-sm90.log", *args)

@@ -27,6 +27,13 @@ def test_ruff() -> None:
     assert out.returncode == 0, out.stdout[-3000:]
 
 
+def test_ruff_format() -> None:
+    out = subprocess.run(
+        [*_tool("ruff"), "format", "--check", "roofcalc", "tests"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stdout[-3000:]
+
+
 @pytest.mark.slow
 def test_mypy_strict() -> None:
     out = subprocess.run([*_tool("mypy"), "roofcalc"], cwd=ROOT, capture_output=True, text=True)

@@ -27,12 +27,18 @@ def hand_decode(p: dict, batch: int, context: int, e: int = 2) -> dict:  # type:
     attn_w = d * h * dh + 2 * d * hk * dh + h * dh * d
     expert = 3 * d * f
     weights_read = L * (attn_w + expert * touched + router + 2 * d) + d + V * d
-    flops = (2 * batch * L * (attn_w + expert * k + router)  # linear layers
-             + 2 * batch * V * d  # LM head
-             + 4 * batch * L * h * dh * (context + 1)  # Q K^T and P V
-             + 4 * batch * d * (2 * L + 1))  # RMSNorms
-    return {"weights": weights_read * e, "kv_read": batch * L * 2 * hk * dh * context * e,
-            "kv_write": batch * L * 2 * hk * dh * e, "flops": flops}
+    flops = (
+        2 * batch * L * (attn_w + expert * k + router)  # linear layers
+        + 2 * batch * V * d  # LM head
+        + 4 * batch * L * h * dh * (context + 1)  # Q K^T and P V
+        + 4 * batch * d * (2 * L + 1)
+    )  # RMSNorms
+    return {
+        "weights": weights_read * e,
+        "kv_read": batch * L * 2 * hk * dh * context * e,
+        "kv_write": batch * L * 2 * hk * dh * e,
+        "flops": flops,
+    }
 
 
 @pytest.mark.parametrize("model", sorted(PRESETS))
@@ -49,8 +55,9 @@ def test_every_preset_by_hand(model: str, batch: int) -> None:
 
 
 def test_presets_required_by_the_issue() -> None:
-    assert {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "mistral-7b", "mixtral-8x7b",
-            "qwen2.5-7b"} <= set(PRESETS)
+    assert {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b"} <= set(
+        PRESETS
+    )
     assert any(p.params["kv_heads"] == p.params["heads"] for p in PRESETS.values())  # one without GQA
     assert all(p.source for p in PRESETS.values())
 
@@ -76,8 +83,13 @@ def test_seed004_crossover_near_295() -> None:
     from roofcalc.presets import get_preset
     from roofcalc.roofline import crossover
 
-    c = crossover(load_op("decode"), load_hardware("h100"), "batch", {"context": 1, "dtype": "fp16"},
-                  dict(get_preset("llama-3.1-70b").params))
+    c = crossover(
+        load_op("decode"),
+        load_hardware("h100"),
+        "batch",
+        {"context": 1, "dtype": "fp16"},
+        dict(get_preset("llama-3.1-70b").params),
+    )
     assert analyze("decode", "h100", model="llama-3.1-70b", batch=1, context=1, dtype="fp16").crossover is None
     assert c.value is not None
     v = c.value
@@ -102,8 +114,9 @@ def test_tensor_parallel_terms() -> None:
     ar = 80 * 2 * 2 * 3 * 16 * 8192 * 2 // 4 + 16 * 128256 * 2 * 3 // 4
     assert four.interconnect_bytes == ar
     assert four.t_interconnect_s == pytest.approx(ar / 450e9)  # 900 GB/s bidirectional NVLink
-    assert four.predicted_s == pytest.approx(max(four.t_compute_s, four.t_memory_s) + four.t_interconnect_s
-                                             + four.t_overhead_s)
+    assert four.predicted_s == pytest.approx(
+        max(four.t_compute_s, four.t_memory_s) + four.t_interconnect_s + four.t_overhead_s
+    )
     assert one.interconnect_bytes == 0 and one.t_interconnect_s == 0
 
 
@@ -208,9 +221,32 @@ def test_model_and_config_together() -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ["op", "decode", "--model", "llama-3.1-70b", "--batch", "16", "--context", "8192", "--hw", "h100", "--gpus", "4"],
-        ["op", "decode", "--model-config", str(HF / "llama-3.1-8b.json"), "--batch", "8", "--context", "4096",
-         "--kv-dtype", "fp8"],
+        [
+            "op",
+            "decode",
+            "--model",
+            "llama-3.1-70b",
+            "--batch",
+            "16",
+            "--context",
+            "8192",
+            "--hw",
+            "h100",
+            "--gpus",
+            "4",
+        ],
+        [
+            "op",
+            "decode",
+            "--model-config",
+            str(HF / "llama-3.1-8b.json"),
+            "--batch",
+            "8",
+            "--context",
+            "4096",
+            "--kv-dtype",
+            "fp8",
+        ],
         ["op", "prefill", "--model", "qwen2.5-7b", "--batch", "4", "--seq", "4096", "--hw", "h200", "--breakdown"],
         ["op", "decode", "--model", "mixtral-8x7b", "--batch", "32", "--context", "2048", "--hw", "b200"],
     ],

@@ -157,9 +157,13 @@ def test_monotone_in_registers_and_smem(cfg: tuple[int, int, int, int], r2: int,
     threads, regs, smem, carve = cfg
     base, _ = blocks_per_sm(H100, threads, regs, smem, 0, carve)
     lo_r, hi_r = sorted((regs, r2))
-    assert blocks_per_sm(H100, threads, hi_r, smem, 0, carve)[0] <= blocks_per_sm(H100, threads, lo_r, smem, 0, carve)[0]
+    assert (
+        blocks_per_sm(H100, threads, hi_r, smem, 0, carve)[0] <= blocks_per_sm(H100, threads, lo_r, smem, 0, carve)[0]
+    )
     lo_s, hi_s = sorted((smem, s2))
-    assert blocks_per_sm(H100, threads, regs, hi_s, 0, carve)[0] <= blocks_per_sm(H100, threads, regs, lo_s, 0, carve)[0]
+    assert (
+        blocks_per_sm(H100, threads, regs, hi_s, 0, carve)[0] <= blocks_per_sm(H100, threads, regs, lo_s, 0, carve)[0]
+    )
     assert base >= 0
 
 
@@ -170,8 +174,20 @@ def test_cli_one_config_json() -> None:
     res = run("occupancy", "--hw", "b200", "--threads", "384", "--regs", "168", "--grid", "1024", "--json")
     assert res.exit_code == 0
     d = json.loads(res.stdout)
-    for key in ("threads", "regs", "smem", "blocks_per_sm", "warps_per_sm", "occupancy", "limiters", "limits",
-                "allocated_regs_per_block", "allocated_smem_per_block", "smem_config_bytes", "version"):
+    for key in (
+        "threads",
+        "regs",
+        "smem",
+        "blocks_per_sm",
+        "warps_per_sm",
+        "occupancy",
+        "limiters",
+        "limits",
+        "allocated_regs_per_block",
+        "allocated_smem_per_block",
+        "smem_config_bytes",
+        "version",
+    ):
         assert key in d
     # 168 regs -> 5376 per warp; 16384 // 5376 = 3 warps per sub-partition = 12 per SM; 12 warps per block
     assert d["blocks_per_sm"] == 1 and d["limiters"] == ["registers"]
@@ -189,7 +205,20 @@ def test_cli_table_over_block_sizes() -> None:
     "args",
     [
         ["--hw", "h100", "--threads", "256", "--regs", "64", "--smem", "96k"],
-        ["--hw", "a100", "--threads", "128", "--regs", "128", "--smem", "48k", "--static-smem", "2k", "--carveout", "50"],
+        [
+            "--hw",
+            "a100",
+            "--threads",
+            "128",
+            "--regs",
+            "128",
+            "--smem",
+            "48k",
+            "--static-smem",
+            "2k",
+            "--carveout",
+            "50",
+        ],
         ["--hw", "m3-max", "--threads", "1024", "--smem", "32k"],
         ["--threads", "1024", "--regs", "255"],
     ],

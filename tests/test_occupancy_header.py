@@ -45,8 +45,11 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
             pytest.fail(f"CI=true but {missing} is missing: the differential test must run in CI")
         pytest.skip(f"{missing} not found; differential test against NVIDIA's calculator skipped")
     exe = tmp_path_factory.mktemp("occ") / "occ_harness"
-    subprocess.run([gxx, "-O2", "-std=c++14", f"-I{inc}", str(HERE / "occ_harness.cpp"), "-o", str(exe)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [gxx, "-O2", "-std=c++14", f"-I{inc}", str(HERE / "occ_harness.cpp"), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+    )
     return exe
 
 
@@ -54,10 +57,20 @@ def _oracle(exe: Path, hw: Hardware, configs: list[tuple[int, ...]]) -> list[tup
     cc = hw.cc
     assert cc is not None
     v = hw.sm_value
-    args = [cc[0], cc[1], v("max_threads_per_block"), v("max_threads_per_sm"), v("registers_per_block"),
-            v("registers_per_sm"), v("warp_size"), v("shared_memory_per_block_bytes"),
-            v("shared_memory_per_sm_bytes"), v("shared_memory_per_block_optin_bytes"),
-            v("reserved_shared_memory_per_block_bytes"), v("sm_count")]
+    args = [
+        cc[0],
+        cc[1],
+        v("max_threads_per_block"),
+        v("max_threads_per_sm"),
+        v("registers_per_block"),
+        v("registers_per_sm"),
+        v("warp_size"),
+        v("shared_memory_per_block_bytes"),
+        v("shared_memory_per_sm_bytes"),
+        v("shared_memory_per_block_optin_bytes"),
+        v("reserved_shared_memory_per_block_bytes"),
+        v("sm_count"),
+    ]
     stdin = "".join(" ".join(map(str, c)) + "\n" for c in configs)
     out = subprocess.run([str(exe), *map(str, args)], input=stdin, capture_output=True, text=True, check=True)
     rows = []

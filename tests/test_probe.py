@@ -72,8 +72,9 @@ def test_report_parses_and_recomputes_identically(dev: str) -> None:
     for got_op, want_op in zip(again.ops, saved["ops"], strict=True):
         assert got_op.ratio == pytest.approx(want_op["ratio"], rel=5e-3), got_op.label
         assert got_op.measured_s == want_op["measured_s"]
-    assert again.summary["median_ratio_large_ops"] == pytest.approx(saved["summary"]["median_ratio_large_ops"],
-                                                                     rel=5e-3)
+    assert again.summary["median_ratio_large_ops"] == pytest.approx(
+        saved["summary"]["median_ratio_large_ops"], rel=5e-3
+    )
     assert set(again.summary) == set(saved["summary"])  # no schema-2 keys without schema-2 sections
 
 
@@ -116,9 +117,15 @@ def test_summary_and_readme_match_the_json(dev: str) -> None:
         line = next(ln for ln in summary.splitlines() if ln.startswith(f"{o['op']}: {o['label']}"))
         assert line.rstrip().endswith(f"{o['ratio']:.2f}")
     s = saved["summary"]
-    for text in (f"{s['median_ratio_large_ops']:.2f}", f"{s['residency_agree']} of {s['residency_configs']}",
-                 f"{s['fp32_fma_fraction']:.1%}", f"{s['dram_read_fraction']:.1%}", saved["driver"],
-                 saved["device"]["name"], saved["date"]):
+    for text in (
+        f"{s['median_ratio_large_ops']:.2f}",
+        f"{s['residency_agree']} of {s['residency_configs']}",
+        f"{s['fp32_fma_fraction']:.1%}",
+        f"{s['dram_read_fraction']:.1%}",
+        saved["driver"],
+        saved["device"]["name"],
+        saved["date"],
+    ):
         assert text in readme, text
 
 
@@ -181,8 +188,15 @@ def _per_sm_section() -> dict[str, Any]:
 
     def row(k: int, th: int, u: int, copy_: bool = False) -> dict[str, Any]:
         nbytes = min(512 << 20, k * (16 << 20))
-        return {"blocks": k, "threads": th, "unroll": u, "bytes": nbytes, "distinct_sms": k, "verified": True,
-                "samples_s": _samples((2 if copy_ else 1) * nbytes / (bw(k, th, u) * (0.9 if copy_ else 1)))}
+        return {
+            "blocks": k,
+            "threads": th,
+            "unroll": u,
+            "bytes": nbytes,
+            "distinct_sms": k,
+            "verified": True,
+            "samples_s": _samples((2 if copy_ else 1) * nbytes / (bw(k, th, u) * (0.9 if copy_ else 1))),
+        }
 
     for k in (1, SMS):
         rows += [row(k, th, u) for th in (128, 256, 512, 1024) for u in (1, 2, 4, 8)]
@@ -196,18 +210,41 @@ def _wgmma_rows() -> list[dict[str, Any]]:
     out = []
     for dt, frac in (("bf16", 0.90), ("fp16", 0.91), ("fp8", 0.88), ("tf32", 0.89), ("int8", 0.92)):
         peak = load_hardware("h100").peak(dt)
-        out.append({"name": f"{dt}_wgmma", "unit": "FLOP/s", "value": frac * peak, "work": 1e13,
-                    "median_s": 1e13 / (frac * peak), "reps": 7, "verified": True, "sm_clock_mhz": 1755.0,
-                    "instruction": f"wgmma.mma_async.sync.aligned (test {dt})", "variant": "test",
-                    "samples_s": _samples(1e13 / (frac * peak))})
+        out.append(
+            {
+                "name": f"{dt}_wgmma",
+                "unit": "FLOP/s",
+                "value": frac * peak,
+                "work": 1e13,
+                "median_s": 1e13 / (frac * peak),
+                "reps": 7,
+                "verified": True,
+                "sm_clock_mhz": 1755.0,
+                "instruction": f"wgmma.mma_async.sync.aligned (test {dt})",
+                "variant": "test",
+                "samples_s": _samples(1e13 / (frac * peak)),
+            }
+        )
     return out
 
 
 def _gemm_rows() -> list[dict[str, Any]]:
     def g(label: str, dt: str, m: int, n: int, k: int, rate: float, **kw: Any) -> dict[str, Any]:
         t = 2.0 * m * n * k / rate
-        return {"label": label, "dtype": dt, "m": m, "n": n, "k": k, "reps": 10, "samples_s": _samples(t, 10),
-                "median_s": t, "verified": True, "check": "rel. error 1e-3", "impl": "torch.matmul (cuBLAS)", **kw}
+        return {
+            "label": label,
+            "dtype": dt,
+            "m": m,
+            "n": n,
+            "k": k,
+            "reps": 10,
+            "samples_s": _samples(t, 10),
+            "median_s": t,
+            "verified": True,
+            "check": "rel. error 1e-3",
+            "impl": "torch.matmul (cuBLAS)",
+            **kw,
+        }
 
     return [
         g("m not a multiple of 8", "bf16", 8191, 8192, 8192, 700e12),
@@ -217,8 +254,16 @@ def _gemm_rows() -> list[dict[str, Any]]:
         g("small", "bf16", 512, 512, 512, 9e12),
         g("skinny", "bf16", 16, 8192, 8192, 60e12),
         g("m not a multiple of 16", "fp8", 8191, 8192, 8192, 1.2e15),
-        {"label": "k not a multiple of 16", "dtype": "fp8", "m": 8192, "n": 8192, "k": 8184, "reps": 10,
-         "verified": False, "error": "RuntimeError: Expected trailing dimension of mat1 to be divisible by 16"},
+        {
+            "label": "k not a multiple of 16",
+            "dtype": "fp8",
+            "m": 8192,
+            "n": 8192,
+            "k": 8184,
+            "reps": 10,
+            "verified": False,
+            "error": "RuntimeError: Expected trailing dimension of mat1 to be divisible by 16",
+        },
         g("CUDA cores (tf32 off)", "fp32", 8192, 8192, 8192, 50e12),
         g("CUDA cores (tf32 off)", "fp32", 4096, 4096, 4096, 48e12),
     ]
@@ -227,17 +272,39 @@ def _gemm_rows() -> list[dict[str, Any]]:
 def _interconnect() -> dict[str, Any]:
     rows = []
     for nbytes, t, gt in ((8 << 10, 12e-6, 7e-6), (32 << 20, 150e-6, 148e-6), (1 << 30, 3.6e-3, None)):
-        r: dict[str, Any] = {"dtype": "bf16", "bytes": nbytes, "elements": nbytes // 2, "verified": True,
-                             "eager_samples_s": _samples(t, 9), "eager_calls_per_sample": 20}
+        r: dict[str, Any] = {
+            "dtype": "bf16",
+            "bytes": nbytes,
+            "elements": nbytes // 2,
+            "verified": True,
+            "eager_samples_s": _samples(t, 9),
+            "eager_calls_per_sample": 20,
+        }
         if gt is not None:
             r.update(graph_samples_s=_samples(gt, 9), graph_calls_per_sample=20, graph_verified=True)
         rows.append(r)
     env = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-    return {"gpus": 2, "env": env,
-            "nccl": {"world": 2, "torch": "2.11.0", "nccl": "2.27.7", "device": "NVIDIA H200", "env": env,
-                     "rows": rows, "complete": True},
-            "p2p": {"bytes": 1 << 30, "src": 0, "dst": 1, "peer_access": True, "samples_s": _samples(2.9e-3),
-                    "verified": True}}
+    return {
+        "gpus": 2,
+        "env": env,
+        "nccl": {
+            "world": 2,
+            "torch": "2.11.0",
+            "nccl": "2.27.7",
+            "device": "NVIDIA H200",
+            "env": env,
+            "rows": rows,
+            "complete": True,
+        },
+        "p2p": {
+            "bytes": 1 << 30,
+            "src": 0,
+            "dst": 1,
+            "peer_access": True,
+            "samples_s": _samples(2.9e-3),
+            "verified": True,
+        },
+    }
 
 
 def synthetic_raw(interconnect: bool = True) -> dict[str, Any]:
@@ -252,13 +319,29 @@ def synthetic_raw(interconnect: bool = True) -> dict[str, Any]:
     ]
     raw["per_sm"] = _per_sm_section()
     raw["latency"] = [
-        {"name": "dram", "buffer_bytes": 256 << 20, "stride_bytes": 256, "steps": 12000,
-         "samples_s": _samples(690e-9), "verified": True},
-        {"name": "l2", "buffer_bytes": 13107200, "stride_bytes": 128, "steps": 20000,
-         "samples_s": _samples(260e-9), "verified": True},
+        {
+            "name": "dram",
+            "buffer_bytes": 256 << 20,
+            "stride_bytes": 256,
+            "steps": 12000,
+            "samples_s": _samples(690e-9),
+            "verified": True,
+        },
+        {
+            "name": "l2",
+            "buffer_bytes": 13107200,
+            "stride_bytes": 128,
+            "steps": 20000,
+            "samples_s": _samples(260e-9),
+            "verified": True,
+        },
     ]
-    raw["torch"]["floor"] = {"name": "torch_op", "kernels_per_sample": 1000, "samples_s": _samples(6.5e-6),
-                             "verified": True}
+    raw["torch"]["floor"] = {
+        "name": "torch_op",
+        "kernels_per_sample": 1000,
+        "samples_s": _samples(6.5e-6),
+        "verified": True,
+    }
     raw["torch"]["gemm"] = _gemm_rows()
     raw["torch"]["device_count"] = 2 if interconnect else 1
     if interconnect:
@@ -293,7 +376,9 @@ def test_peaks_are_the_best_instruction_and_fractions_are_cublas_over_it(synthet
     got = doc["expected"]
     ceil = {c["name"]: c["value"] for c in synthetic_raw()["ceilings"]}
     if "sustained_sm_clock_mhz" in Expected.model_fields:  # the tensor-core clock where wgmma ran
-        assert got["sustained_sm_clock_mhz"]["value"] == 1755.0 and "bf16_wgmma" in got["sustained_sm_clock_mhz"]["note"]
+        assert (
+            got["sustained_sm_clock_mhz"]["value"] == 1755.0 and "bf16_wgmma" in got["sustained_sm_clock_mhz"]["note"]
+        )
     if "mma_sync_fraction" in Expected.model_fields:
         assert got["mma_sync_fraction"]["bf16"]["value"] == pytest.approx(ceil["bf16_mma_sync"] / cal.peak("bf16"))
     if "l2_bandwidth_bytes_per_s" in Expected.model_fields:
@@ -319,7 +404,9 @@ def test_floors_latency_and_per_sm(synthetic: Any) -> None:
     assert ps is not None
     # one SM: 60 GB/s needs 64 KiB in flight (1024 threads x 4 or 8 loads)
     assert ps.per_sm_bytes_per_s == pytest.approx(60e9, rel=1e-6)
-    assert exp.per_sm_bandwidth_bytes_per_s is not None and exp.per_sm_bandwidth_bytes_per_s.value == ps.per_sm_bytes_per_s
+    assert (
+        exp.per_sm_bandwidth_bytes_per_s is not None and exp.per_sm_bandwidth_bytes_per_s.value == ps.per_sm_bytes_per_s
+    )
     # the card's read ceiling is the recorded dram_read (3.13 TB/s): 90% of it needs 2.82 TB/s = 47 SMs -> 48
     assert ps.read_ceiling_bytes_per_s == pytest.approx(3.1295e12, rel=1e-4)
     assert ps.sms_for_90pct == 48
@@ -346,7 +433,8 @@ def test_gemm_efficiency_figures(synthetic: Any) -> None:
     cc = cal.expected.cuda_core_gemm_fraction
     assert cc is not None and cc.value == pytest.approx(50e12 / cal.peak("fp32"), rel=0.01)
     assert rows[("bf16", "aligned", 8192, 8192, 8192)].fraction == pytest.approx(
-        cal.expected.tensor_fraction["bf16"].value)
+        cal.expected.tensor_fraction["bf16"].value
+    )
 
 
 def test_interconnect_figures(synthetic: Any) -> None:
@@ -360,7 +448,8 @@ def test_interconnect_figures(synthetic: Any) -> None:
     exp = cal.expected
     assert exp.allreduce_latency_s is not None and exp.allreduce_latency_s.value == pytest.approx(12e-6, rel=0.02)
     assert exp.allreduce_graph_latency_s is not None and exp.allreduce_graph_latency_s.value == pytest.approx(
-        7e-6, rel=0.02)
+        7e-6, rel=0.02
+    )
     assert exp.allreduce_bus_bytes_per_s is not None and exp.allreduce_bus_bytes_per_s.value == big.busbw_bytes_per_s
     assert exp.p2p_bytes_per_s is not None and exp.p2p_bytes_per_s.value == pytest.approx((1 << 30) / 2.9e-3, rel=0.02)
     assert report.summary["allreduce_latency_s"] == exp.allreduce_latency_s.value
@@ -385,9 +474,17 @@ def test_schema2_report_round_trips(tmp_path: Path, synthetic: Any) -> None:
     assert again.model_dump(mode="json") == report.model_dump(mode="json")
     res = probe_cli("--report", str(path))
     assert res.exit_code == 0, res.output
-    for text in ("kernel floors", "read bandwidth against SMs busy", "memory latency", "GEMM efficiency",
-                 "all-reduce (sum) across 2 GPUs", "NCCL_NVLS_ENABLE=0", "per-SM saturation bandwidth: 60.0 GB/s",
-                 "bf16_wgmma", "expected: section"):
+    for text in (
+        "kernel floors",
+        "read bandwidth against SMs busy",
+        "memory latency",
+        "GEMM efficiency",
+        "all-reduce (sum) across 2 GPUs",
+        "NCCL_NVLS_ENABLE=0",
+        "per-SM saturation bandwidth: 60.0 GB/s",
+        "bf16_wgmma",
+        "expected: section",
+    ):
         assert text in res.stdout, text
 
 
@@ -431,7 +528,7 @@ def test_nccl_message_sizes() -> None:
 # ------------------------------------------------------------------ the host path against fakes
 
 
-FAKE_EXE = r'''
+FAKE_EXE = r"""
 import json, os, sys
 args = sys.argv[1:]
 data = json.load(open(os.environ["FAKE_PROBE_DATA"]))
@@ -461,7 +558,7 @@ key = {"floors": "floors", "per_sm": "per_sm", "latency": "latency", "residency"
 if key:
     obj[key] = data[key]
 out(obj)
-'''
+"""
 
 
 @pytest.fixture
@@ -474,10 +571,12 @@ def fake_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "fake_exe.py").write_text(f"#!{sys.executable}\n" + FAKE_EXE)
     scripts = {
         "nvidia-smi": "#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159.04'\n",
-        "nvcc": ("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0'; exit 0; fi\n"
-                 f"echo \"$@\" >> {tmp_path}/nvcc.log\n"
-                 "out=''; prev=''\nfor a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n"
-                 f"cp {tmp_path}/fake_exe.py \"$out\" && chmod +x \"$out\"\n"),
+        "nvcc": (
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0'; exit 0; fi\n"
+            f'echo "$@" >> {tmp_path}/nvcc.log\n'
+            'out=\'\'; prev=\'\'\nfor a in "$@"; do [ "$prev" = -o ] && out="$a"; prev="$a"; done\n'
+            f'cp {tmp_path}/fake_exe.py "$out" && chmod +x "$out"\n'
+        ),
     }
     for name, text in scripts.items():
         (bin_dir / name).write_text(text)
@@ -512,8 +611,10 @@ def test_full_run_against_fakes(fake_gpu: Path) -> None:
     assert names[:6] == ["dram_read", "dram_write", "dram_copy", "dram_copy_memcpy", "dram_triad", "l2_read"]
     assert {"bf16_wgmma", "fp16_wgmma", "fp8_wgmma", "tf32_wgmma", "int8_wgmma"} <= set(names)
     assert report.per_sm is not None and report.latency and report.residency and report.floors
-    assert report.skipped == ["PyTorch is not installed: its floor, GEMM, attention, decode and prefill timings and "
-                              "the interconnect (NCCL) part skipped"]
+    assert report.skipped == [
+        "PyTorch is not installed: its floor, GEMM, attention, decode and prefill timings and "
+        "the interconnect (NCCL) part skipped"
+    ]
     assert "per-SM bandwidth" in rec.phases and "tensor cores: wgmma (sm_90a)" in rec.phases
     assert rec.phases[-1] == "comparing with the engines" and len(rec.phases) <= rec.total
     assert "per_sm: working" in rec.details and "bf16 wgmma variant 1 of 6" in rec.details
@@ -546,8 +647,9 @@ def test_a_failing_section_is_skipped_with_its_reason(fake_gpu: Path, monkeypatc
     assert not report.floors and "launch_overhead" not in [c.name for c in report.ceilings]
     assert report.ceilings[0].name == "dram_read"
     assert doc["expected"].get("stream_floor_s", {}).get("source") != "probe"
-    assert any(s.startswith("kernel floors and launch overhead: CUDA error cudaErrorIllegalAddress")
-               for s in report.skipped)
+    assert any(
+        s.startswith("kernel floors and launch overhead: CUDA error cudaErrorIllegalAddress") for s in report.skipped
+    )
 
 
 def test_a_failing_memory_section_is_one_line(fake_gpu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -576,23 +678,28 @@ def test_interconnect_children_and_their_failures(tmp_path: Path, monkeypatch: p
     """torch.distributed.run is a child process given the environment unchanged; what it wrote is kept."""
     doc = _interconnect()["nccl"]
     fake = tmp_path / "python"
-    fake.write_text(f"#!{sys.executable}\nimport json, os, sys, time\n"
-                    "a = sys.argv[1:]\nassert a[:3] == ['-m', 'torch.distributed.run', '--standalone'], a\n"
-                    "assert a[3] == '--nproc-per-node=2' and a[4].endswith('nccl_bench.py'), a\n"
-                    f"doc = {doc!r}\ndoc['env'] = {{'NCCL_NVLS_ENABLE': os.environ.get('NCCL_NVLS_ENABLE')}}\n"
-                    "json.dump(doc, open(a[a.index('--out') + 1], 'w'))\nprint('worker log line')\n"
-                    "if os.environ.get('FAKE_HANG'): time.sleep(30)\n")
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, os, sys, time\n"
+        "a = sys.argv[1:]\nassert a[:3] == ['-m', 'torch.distributed.run', '--standalone'], a\n"
+        "assert a[3] == '--nproc-per-node=2' and a[4].endswith('nccl_bench.py'), a\n"
+        f"doc = {doc!r}\ndoc['env'] = {{'NCCL_NVLS_ENABLE': os.environ.get('NCCL_NVLS_ENABLE')}}\n"
+        "json.dump(doc, open(a[a.index('--out') + 1], 'w'))\nprint('worker log line')\n"
+        "if os.environ.get('FAKE_HANG'): time.sleep(30)\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(fake))
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
     ic, skipped = runner.run_interconnect(2, False, _Recorder())
-    assert ic["nccl"]["rows"] and ic["nccl"]["env"] == {"NCCL_NVLS_ENABLE": "0"} and ic["env"]["NCCL_NVLS_ENABLE"] == "0"
+    assert (
+        ic["nccl"]["rows"] and ic["nccl"]["env"] == {"NCCL_NVLS_ENABLE": "0"} and ic["env"]["NCCL_NVLS_ENABLE"] == "0"
+    )
     assert skipped == [next(s for s in skipped if s.startswith("peer-to-peer copy: "))]  # no torch here
     monkeypatch.setenv("FAKE_HANG", "1")
     ic, skipped = runner.run_interconnect(2, False, _Recorder(), timeout=1)
-    assert "rows" in ic["nccl"] and skipped[0].startswith("interconnect (NCCL all-reduce): did not finish in 1 s; "
-                                                          "the sizes measured before that are kept")
+    assert "rows" in ic["nccl"] and skipped[0].startswith(
+        "interconnect (NCCL all-reduce): did not finish in 1 s; the sizes measured before that are kept"
+    )
 
 
 def test_progress_display_plain_lines(capsys: pytest.CaptureFixture[str]) -> None:
@@ -606,14 +713,17 @@ def test_progress_display_plain_lines(capsys: pytest.CaptureFixture[str]) -> Non
     assert err.out == ""
     lines = err.err.splitlines()
     assert lines[0].startswith("roofcalc probe [1] detecting the GPU")
-    assert lines[1].startswith("roofcalc probe [2/3] measuring") and lines[2].startswith("roofcalc probe [3/3] comparing")
+    assert lines[1].startswith("roofcalc probe [2/3] measuring") and lines[2].startswith(
+        "roofcalc probe [3/3] comparing"
+    )
     assert lines[-1].startswith("roofcalc probe: done in")
 
 
 def test_device_text_is_escaped(synthetic: Any) -> None:
     report, _ = synthetic
-    hostile = report.model_copy(update={"device": {**report.device, "name": "[bold red]GPU[/]"},
-                                        "notes": ["[link=x]n[/link]"]})
+    hostile = report.model_copy(
+        update={"device": {**report.device, "name": "[bold red]GPU[/]"}, "notes": ["[link=x]n[/link]"]}
+    )
     c = console()
     with c.capture() as cap:
         probe_report(c, hostile)
@@ -660,8 +770,10 @@ def test_no_nvcc(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_failed_build_shows_nvcc_lines(tmp_path: Path) -> None:
     fake = tmp_path / "nvcc"
-    fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'release 0.0'; exit 0; fi\n"
-                    "echo 'probe.cu(1): error: something broke' >&2; exit 1\n")
+    fake.write_text(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'release 0.0'; exit 0; fi\n"
+        "echo 'probe.cu(1): error: something broke' >&2; exit 1\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     with pytest.raises(DomainError, match=r"nvcc failed: probe\.cu\(1\): error: something broke"):
         runner.build_probe(str(fake), "90", cache_dir=tmp_path / "cache")
@@ -700,8 +812,10 @@ def test_cuda_sources_compile(tmp_path: Path) -> None:
         if os.environ.get("CI") == "true" and Path("/usr/local/cuda").exists():
             raise
         pytest.skip(str(e))
-    builds = [runner.Build(nvcc, "probe.cu", "probe-sm90", "arch=compute_90,code=sm_90", cache_dir=tmp_path),
-              runner.wgmma_build(nvcc, "bf16", cache_dir=tmp_path)]
+    builds = [
+        runner.Build(nvcc, "probe.cu", "probe-sm90", "arch=compute_90,code=sm_90", cache_dir=tmp_path),
+        runner.wgmma_build(nvcc, "bf16", cache_dir=tmp_path),
+    ]
     exes = [b.wait() for b in builds]
     assert re.match(r"probe-sm90-[0-9a-f]{16}$", exes[0].name) and exes[0].is_file()
     assert re.match(r"wgmma-bf16-sm90a-[0-9a-f]{16}$", exes[1].name) and exes[1].is_file()

@@ -18,14 +18,31 @@ OPS: dict[str, Any] = {
     "gemm": st.fixed_dictionaries({"m": DIMS, "n": DIMS, "k": DIMS, "beta": st.booleans()}),
     "softmax": st.fixed_dictionaries({"rows": DIMS, "cols": DIMS}),
     "layernorm": st.fixed_dictionaries({"rows": DIMS, "cols": DIMS}),
-    "attention": st.fixed_dictionaries({"batch": st.integers(1, 64), "heads": st.sampled_from([8, 32]),
-                                        "kv_heads": st.sampled_from([1, 8]), "seq": st.integers(1, 2**16),
-                                        "head_dim": st.sampled_from([64, 128]), "impl": st.sampled_from(["flash", "naive"])}),
-    "decode": st.fixed_dictionaries({"model": st.sampled_from(["llama-3.1-8b", "mixtral-8x7b", "llama-2-7b"]),
-                                     "batch": st.integers(1, 4096), "context": st.integers(0, 4000),
-                                     "gpus": st.sampled_from([1, 2, 4])}),
-    "prefill": st.fixed_dictionaries({"model": st.sampled_from(["llama-3.1-8b", "qwen2.5-7b"]),
-                                      "batch": st.integers(1, 64), "seq": st.integers(1, 8192)}),
+    "attention": st.fixed_dictionaries(
+        {
+            "batch": st.integers(1, 64),
+            "heads": st.sampled_from([8, 32]),
+            "kv_heads": st.sampled_from([1, 8]),
+            "seq": st.integers(1, 2**16),
+            "head_dim": st.sampled_from([64, 128]),
+            "impl": st.sampled_from(["flash", "naive"]),
+        }
+    ),
+    "decode": st.fixed_dictionaries(
+        {
+            "model": st.sampled_from(["llama-3.1-8b", "mixtral-8x7b", "llama-2-7b"]),
+            "batch": st.integers(1, 4096),
+            "context": st.integers(0, 4000),
+            "gpus": st.sampled_from([1, 2, 4]),
+        }
+    ),
+    "prefill": st.fixed_dictionaries(
+        {
+            "model": st.sampled_from(["llama-3.1-8b", "qwen2.5-7b"]),
+            "batch": st.integers(1, 64),
+            "seq": st.integers(1, 8192),
+        }
+    ),
 }
 CASE = st.sampled_from(sorted(OPS)).flatmap(lambda op: st.tuples(st.just(op), OPS[op]))
 HW = st.sampled_from(hardware_names())
@@ -53,8 +70,10 @@ def test_roofline_bounds(case: tuple[str, dict[str, Any]], hw: str, dtype: str) 
     assert r.predicted_s * eps >= r.bytes / r.bandwidth_bytes_per_s
     assert (r.bound == "compute") == (r.t_compute_s >= r.t_memory_s)
     assert 0 < r.fraction_of_peak <= 1 + 1e-12
-    assert sum(b.bytes for b in r.bytes_breakdown) == r.bytes or abs(
-        sum(b.bytes for b in r.bytes_breakdown) - r.bytes) <= 1e-9 * r.bytes
+    assert (
+        sum(b.bytes for b in r.bytes_breakdown) == r.bytes
+        or abs(sum(b.bytes for b in r.bytes_breakdown) - r.bytes) <= 1e-9 * r.bytes
+    )
 
 
 @settings(max_examples=200, deadline=None)

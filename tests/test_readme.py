@@ -51,8 +51,9 @@ def _run(cmd: str) -> object:
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)
         try:
-            return CliRunner().invoke(cli, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "ROOFCALC_HW": ""},
-                                      catch_exceptions=False)
+            return CliRunner().invoke(
+                cli, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "ROOFCALC_HW": ""}, catch_exceptions=False
+            )
         finally:
             os.chdir(here)
 

@@ -7,9 +7,21 @@ from roofcalc.units import fmt_bytes, fmt_time, parse_int, parse_size, si
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("98304", 98304), ("96k", 98304), ("96K", 98304), ("96KB", 98304), ("96KiB", 98304),
-     ("0x18000", 98304), ("0X18000", 98304), ("1.5k", 1536), ("2M", 2 * 1024**2), ("1GiB", 1024**3),
-     (" 48 KiB ", 49152), ("0", 0), (4096, 4096)],
+    [
+        ("98304", 98304),
+        ("96k", 98304),
+        ("96K", 98304),
+        ("96KB", 98304),
+        ("96KiB", 98304),
+        ("0x18000", 98304),
+        ("0X18000", 98304),
+        ("1.5k", 1536),
+        ("2M", 2 * 1024**2),
+        ("1GiB", 1024**3),
+        (" 48 KiB ", 49152),
+        ("0", 0),
+        (4096, 4096),
+    ],
 )
 def test_parse_size(text: str, expected: int) -> None:
     assert parse_size(text) == expected
@@ -21,7 +33,9 @@ def test_parse_size_rejects(bad: object) -> None:
         parse_size(bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("text", "expected"), [("8192", 8192), ("8k", 8192), ("1e6", 1_000_000), ("1_024", 1024), ("-3", -3)])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("8192", 8192), ("8k", 8192), ("1e6", 1_000_000), ("1_024", 1024), ("-3", -3)]
+)
 def test_parse_int(text: str, expected: int) -> None:
     assert parse_int(text) == expected
 

@@ -9,16 +9,36 @@ from .common import finish_view, shared
 
 @click.command("roofline")
 @shared("hw_list")
-@click.option("--op", "op_specs", multiple=True, required=True, metavar="NAME[:param=value,...]",
-              help="an op (name or op file) to place on the chart, e.g. gemm:m=8192, ./axpy.yaml:n=64 "
-                   "or decode:model=llama-3.1-8b,batch=8")
-@click.option("--calibration", multiple=True, type=click.Path(dir_okay=False),
-              help="draw the measured roofs of a 'probe --save-calibration' file beside the datasheet ones")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="write a .png, .svg or .pdf (needs roofcalc[plot]); without it, a terminal chart")
+@click.option(
+    "--op",
+    "op_specs",
+    multiple=True,
+    required=True,
+    metavar="NAME[:param=value,...]",
+    help="an op (name or op file) to place on the chart, e.g. gemm:m=8192, ./axpy.yaml:n=64 "
+    "or decode:model=llama-3.1-8b,batch=8",
+)
+@click.option(
+    "--calibration",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="draw the measured roofs of a 'probe --save-calibration' file beside the datasheet ones",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write a .png, .svg or .pdf (needs roofcalc[plot]); without it, a terminal chart",
+)
 @shared("json")
-def roofline_cmd(hw_names: tuple[str, ...], op_specs: tuple[str, ...], calibration: tuple[str, ...],
-                 output: str | None, as_json: bool) -> None:
+def roofline_cmd(
+    hw_names: tuple[str, ...],
+    op_specs: tuple[str, ...],
+    calibration: tuple[str, ...],
+    output: str | None,
+    as_json: bool,
+) -> None:
     """A log-log roofline: roofs per hardware and dtype, each op a labelled point.
 
     \b

@@ -70,8 +70,11 @@ class NameType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
         s = str(value).strip().lower()
         if s not in self.choices:
             shown = str(value) if len(str(value)) <= 40 else str(value)[:30] + "..."
-            self.fail(f"unknown {self.name} {shown!r}{suggest(s, self.choices)}; choose from "
-                      f"{', '.join(self.choices)}", param, ctx)
+            self.fail(
+                f"unknown {self.name} {shown!r}{suggest(s, self.choices)}; choose from {', '.join(self.choices)}",
+                param,
+                ctx,
+            )
         return s
 
 
@@ -92,14 +95,34 @@ class RangeOrInt(click.ParamType):  # type: ignore[type-arg,unused-ignore]
 # Each shared option is declared once here; commands take them as decorators (@shared("hw"))
 # and the op-file-driven builders as click.Option objects (shared_option("hw")).
 SHARED: dict[str, tuple[list[str], dict[str, Any]]] = {
-    "hw": (["--hw", "hw_name"], {"default": None, "metavar": "NAME",
-                                 "help": f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HARDWARE})"}),
-    "hw_list": (["--hw", "hw_names"], {"multiple": True, "metavar": "NAME[,NAME...]",
-                                       "help": f"hardware ids, comma-separated or repeated (default: {DEFAULT_HARDWARE})"}),
-    "hw_file": (["--hw-file"], {"type": click.Path(dir_okay=False), "default": None,
-                                "help": "a hardware YAML file of your own"}),
-    "calibration": (["--calibration"], {"type": click.Path(dir_okay=False), "default": None,
-                                        "help": "use the figures measured by 'roofcalc probe --save-calibration'"}),
+    "hw": (
+        ["--hw", "hw_name"],
+        {
+            "default": None,
+            "metavar": "NAME",
+            "help": f"hardware id or alias (default: $ROOFCALC_HW or {DEFAULT_HARDWARE})",
+        },
+    ),
+    "hw_list": (
+        ["--hw", "hw_names"],
+        {
+            "multiple": True,
+            "metavar": "NAME[,NAME...]",
+            "help": f"hardware ids, comma-separated or repeated (default: {DEFAULT_HARDWARE})",
+        },
+    ),
+    "hw_file": (
+        ["--hw-file"],
+        {"type": click.Path(dir_okay=False), "default": None, "help": "a hardware YAML file of your own"},
+    ),
+    "calibration": (
+        ["--calibration"],
+        {
+            "type": click.Path(dir_okay=False),
+            "default": None,
+            "help": "use the figures measured by 'roofcalc probe --save-calibration'",
+        },
+    ),
     "json": (["--json", "as_json"], {"is_flag": True, "help": "print JSON on stdout (and nothing else)"}),
 }
 
@@ -125,8 +148,9 @@ def emit_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, allow_nan=False))
 
 
-def finish_view(model: Any, output: str | None, save: Callable[[Any, str], None], as_json: bool,
-                render: Callable[..., None]) -> None:
+def finish_view(
+    model: Any, output: str | None, save: Callable[[Any, str], None], as_json: bool, render: Callable[..., None]
+) -> None:
     """The common end of the chart commands: the file (if -o), then JSON or the terminal view."""
     if output:
         save(model, output)
@@ -140,5 +164,15 @@ def finish_view(model: Any, output: str | None, save: Callable[[Any, str], None]
         click.echo(f"chart written to {output}", err=True)
 
 
-__all__ = ["SHARED", "InputClickError", "IntType", "NameType", "RangeOrInt", "SizeType", "emit_json", "finish_view",
-           "shared", "shared_option"]
+__all__ = [
+    "SHARED",
+    "InputClickError",
+    "IntType",
+    "NameType",
+    "RangeOrInt",
+    "SizeType",
+    "emit_json",
+    "finish_view",
+    "shared",
+    "shared_option",
+]

@@ -9,22 +9,50 @@ from .common import InputClickError, IntType, SizeType, emit_json, shared
 
 @click.command("occupancy")
 @shared("hw", "hw_file")
-@click.option("--threads", type=IntType(), default=None,
-              help="threads per block (omit for a table over every block size)")
-@click.option("--regs", type=IntType(), default=None, help="registers per thread (ptxas -v / cuobjdump --dump-resource-usage)")
-@click.option("--smem", type=SizeType(), default="0", show_default=True,
-              help="dynamic shared memory per block (96k = 96KiB = 98304 bytes)")
+@click.option(
+    "--threads", type=IntType(), default=None, help="threads per block (omit for a table over every block size)"
+)
+@click.option(
+    "--regs", type=IntType(), default=None, help="registers per thread (ptxas -v / cuobjdump --dump-resource-usage)"
+)
+@click.option(
+    "--smem",
+    type=SizeType(),
+    default="0",
+    show_default=True,
+    help="dynamic shared memory per block (96k = 96KiB = 98304 bytes)",
+)
 @click.option("--static-smem", type=SizeType(), default="0", show_default=True, help="static shared memory per block")
-@click.option("--carveout", type=IntType(plain=True), default=None,
-              help="shared-memory carveout preference in percent (-1 or omitted: the default)")
-@click.option("--barriers", type=IntType(plain=True), default=1, show_default=True, help="block barriers used per block")
+@click.option(
+    "--carveout",
+    type=IntType(plain=True),
+    default=None,
+    help="shared-memory carveout preference in percent (-1 or omitted: the default)",
+)
+@click.option(
+    "--barriers", type=IntType(plain=True), default=1, show_default=True, help="block barriers used per block"
+)
 @click.option("--grid", type=IntType(), default=None, help="blocks in the grid: adds waves and the tail loss")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="write occupancy against block size, registers and shared memory to .png/.svg/.pdf")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write occupancy against block size, registers and shared memory to .png/.svg/.pdf",
+)
 @shared("json")
-def occupancy_cmd(hw_name: str | None, hw_file: str | None, threads: int | None, regs: int | None, smem: int,
-              static_smem: int, carveout: int | None, barriers: int, grid: int | None, plot: str | None,
-              as_json: bool) -> None:
+def occupancy_cmd(
+    hw_name: str | None,
+    hw_file: str | None,
+    threads: int | None,
+    regs: int | None,
+    smem: int,
+    static_smem: int,
+    carveout: int | None,
+    barriers: int,
+    grid: int | None,
+    plot: str | None,
+    as_json: bool,
+) -> None:
     """Blocks and warps per SM, occupancy, and the resource that limits it.
 
     \b

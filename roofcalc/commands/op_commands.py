@@ -37,13 +37,26 @@ def param_options(opdef: OpDef, int_type: click.ParamType) -> list[click.Paramet
         from ..presets import load_presets
 
         names = list(load_presets().presets)
-        out.append(click.Option([flag(opdef.presets.option)], type=NameType(names, "model"), default=None,
-                                help=f"{opdef.presets.help}: {', '.join(names)}"))
-        out.append(click.Option([flag(opdef.presets.option) + "-config"], type=click.Path(dir_okay=False),
-                                default=None, help="a Hugging Face config.json to read the dimensions from"))
+        out.append(
+            click.Option(
+                [flag(opdef.presets.option)],
+                type=NameType(names, "model"),
+                default=None,
+                help=f"{opdef.presets.help}: {', '.join(names)}",
+            )
+        )
+        out.append(
+            click.Option(
+                [flag(opdef.presets.option) + "-config"],
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="a Hugging Face config.json to read the dimensions from",
+            )
+        )
     for pname, p in opdef.all_params.items():
-        default_txt = (f"default: {p.default}" if p.default is not None
-                       else f"default: {p.default_from}" if p.default_from else "")
+        default_txt = (
+            f"default: {p.default}" if p.default is not None else f"default: {p.default_from}" if p.default_from else ""
+        )
         units = f" [{p.units}]" if p.units else ""
         help_ = f"{p.help}{units}" + (f" ({default_txt})" if default_txt else "")
         if p.type == "bool":
@@ -75,8 +88,11 @@ def split_preset(opdef: OpDef, params: dict[str, Any]) -> tuple[dict[str, Any], 
 
 
 def _doc(opdef: OpDef, example: str) -> str:
-    return f"{opdef.summary}.\n\n" + (f"{opdef.description}\n\n" if opdef.description else "") + \
-        f"\b\nExample:\n  {example}"
+    return (
+        f"{opdef.summary}.\n\n"
+        + (f"{opdef.description}\n\n" if opdef.description else "")
+        + f"\b\nExample:\n  {example}"
+    )
 
 
 def _example_args(opdef: OpDef) -> list[str]:
@@ -113,7 +129,7 @@ def _sweep_example(opdef: OpDef) -> str:
     if flag(swept) in args:
         i = args.index(flag(swept))
         value = args[i + 1] if i + 1 < len(args) else None
-        del args[i:i + 2]
+        del args[i : i + 2]
     try:
         hi = int(value) if value is not None else int(p.default) if isinstance(p.default, int) else 0
     except ValueError:
@@ -129,8 +145,14 @@ def _sweep_example(opdef: OpDef) -> str:
 
 
 def build_op_command(opdef: OpDef) -> click.Command:
-    def callback(hw_name: str | None, hw_file: str | None, calibration: str | None, as_json: bool,
-                 breakdown: bool = False, **given: Any) -> None:
+    def callback(
+        hw_name: str | None,
+        hw_file: str | None,
+        calibration: str | None,
+        as_json: bool,
+        breakdown: bool = False,
+        **given: Any,
+    ) -> None:
         from ..resolve import resolve_hardware
         from ..roofline import crossover, evaluate
 
@@ -149,10 +171,12 @@ def build_op_command(opdef: OpDef) -> click.Command:
 
     params = param_options(opdef, IntType()) + [shared_option(k) for k in ("hw", "hw_file", "calibration", "json")]
     if opdef.breakdown:
-        params.append(click.Option(["--breakdown"], is_flag=True,
-                                   help="one row per layer kind: FLOPs, bytes, intensity, bound"))
-    return click.Command(opdef.name, params=params, callback=callback, help=_doc(opdef, opdef.example),
-                         context_settings=CONTEXT)
+        params.append(
+            click.Option(["--breakdown"], is_flag=True, help="one row per layer kind: FLOPs, bytes, intensity, bound")
+        )
+    return click.Command(
+        opdef.name, params=params, callback=callback, help=_doc(opdef, opdef.example), context_settings=CONTEXT
+    )
 
 
 # ------------------------------------------------------------------ compare
@@ -183,8 +207,13 @@ def build_compare_command(opdef: OpDef) -> click.Command:
         compare_table(console(), results, errors)
 
     params = param_options(opdef, IntType()) + _multi_hw_options()
-    return click.Command(opdef.name, params=params, callback=callback,
-                         help=_doc(opdef, _multi_hw_example(opdef, "compare")), context_settings=CONTEXT)
+    return click.Command(
+        opdef.name,
+        params=params,
+        callback=callback,
+        help=_doc(opdef, _multi_hw_example(opdef, "compare")),
+        context_settings=CONTEXT,
+    )
 
 
 def _multi_hw_options() -> list[click.Parameter]:
@@ -195,16 +224,20 @@ def _multi_hw_options() -> list[click.Parameter]:
 
 
 def build_sweep_command(opdef: OpDef) -> click.Command:
-    def callback(hw_names: tuple[str, ...], as_json: bool, steps: int | None, linear: bool, output: str | None,
-                 **given: Any) -> None:
+    def callback(
+        hw_names: tuple[str, ...], as_json: bool, steps: int | None, linear: bool, output: str | None, **given: Any
+    ) -> None:
         from ..charts import parse_range, sweep
         from ..resolve import resolve_hardware_list
 
         ranged = {k: v for k, v in given.items() if isinstance(v, str) and ".." in v}
         if len(ranged) != 1:
-            raise InputClickError("give exactly one parameter as a range A..B (e.g. --m 1..16384)"
-                                  if not ranged else f"only one parameter can be swept (got {', '.join(ranged)})")
-        (pname, text), = ranged.items()
+            raise InputClickError(
+                "give exactly one parameter as a range A..B (e.g. --m 1..16384)"
+                if not ranged
+                else f"only one parameter can be swept (got {', '.join(ranged)})"
+            )
+        ((pname, text),) = ranged.items()
         if output:
             from ..plot import check_output
 
@@ -218,14 +251,28 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
 
         finish_view(sw, output, save_sweep, as_json, sweep_view)
 
-    params = param_options(opdef, RangeOrInt()) + _multi_hw_options() + [
-        click.Option(["--steps"], type=IntType(plain=True), default=None, help="N log-spaced points (or linear with --linear)"),
-        click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
-        click.Option(["-o", "--output"], type=click.Path(dir_okay=False), default=None,
-                     help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])"),
-    ]
-    return click.Command(opdef.name, params=params, callback=callback, help=_doc(opdef, _sweep_example(opdef)),
-                         context_settings=CONTEXT)
+    params = (
+        param_options(opdef, RangeOrInt())
+        + _multi_hw_options()
+        + [
+            click.Option(
+                ["--steps"],
+                type=IntType(plain=True),
+                default=None,
+                help="N log-spaced points (or linear with --linear)",
+            ),
+            click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
+            click.Option(
+                ["-o", "--output"],
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])",
+            ),
+        ]
+    )
+    return click.Command(
+        opdef.name, params=params, callback=callback, help=_doc(opdef, _sweep_example(opdef)), context_settings=CONTEXT
+    )
 
 
 # ------------------------------------------------------------------ the groups
@@ -285,10 +332,21 @@ def _list_ops(as_json: bool) -> None:
 
     ops = [load_op(n) for n in op_names()]
     if as_json:
-        emit_json([{"version": SCHEMA_VERSION, "op": o.name, "summary": o.summary,
-                    "params": {k: p.model_dump(exclude_none=True, exclude_defaults=True) | {"type": p.type}
-                               for k, p in o.all_params.items()},
-                    "presets": o.presets.option if o.presets else None} for o in ops])
+        emit_json(
+            [
+                {
+                    "version": SCHEMA_VERSION,
+                    "op": o.name,
+                    "summary": o.summary,
+                    "params": {
+                        k: p.model_dump(exclude_none=True, exclude_defaults=True) | {"type": p.type}
+                        for k, p in o.all_params.items()
+                    },
+                    "presets": o.presets.option if o.presets else None,
+                }
+                for o in ops
+            ]
+        )
         return
     from ..render import console, op_list
 

@@ -11,8 +11,9 @@ from .common import emit_json, shared
 @click.argument("measurements", type=click.Path(dir_okay=False))
 @shared("hw", "calibration", "json")
 @click.option("--all", "show_all", is_flag=True, help="list every case, not only the worst five")
-def validate_cmd(measurements: str, hw_name: str | None, calibration: str | None, as_json: bool,
-                 show_all: bool) -> None:
+def validate_cmd(
+    measurements: str, hw_name: str | None, calibration: str | None, as_json: bool, show_all: bool
+) -> None:
     """Recompute measured / expected for saved timings (validation/bench output).
 
     Reads a file written by validation/bench/ops_bench.py or llm_bench.py on a GPU and

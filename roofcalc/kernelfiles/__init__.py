@@ -13,5 +13,14 @@ from .analysis import KernelResult, KernelsReport, Options, analyze_file, analyz
 from .detect import load_kernel_file
 from .models import KernelFile, KernelInfo, Measurement
 
-__all__ = ["KernelFile", "KernelInfo", "KernelResult", "KernelsReport", "Measurement", "Options", "analyze_file",
-           "analyze_kernel", "load_kernel_file"]
+__all__ = [
+    "KernelFile",
+    "KernelInfo",
+    "KernelResult",
+    "KernelsReport",
+    "Measurement",
+    "Options",
+    "analyze_file",
+    "analyze_kernel",
+    "load_kernel_file",
+]

@@ -133,13 +133,17 @@ def _static_smem(k: KernelInfo, hw: Hardware, notes: list[str]) -> int | None:
     reserve = hw.sm_value("reserved_shared_memory_per_block_bytes") or 0
     what = "cuobjdump's SHARED" if k.format == "cuobjdump" else "the cubin's .nv.shared size"
     if reported < reserve:
-        notes.append(f"{what} ({reported:,} B) is below the {reserve:,}-byte per-block reserve it includes from "
-                     "sm_90 on; read as static shared memory as it is")
+        notes.append(
+            f"{what} ({reported:,} B) is below the {reserve:,}-byte per-block reserve it includes from "
+            "sm_90 on; read as static shared memory as it is"
+        )
         return reported
     if reserve:
-        notes.append(f"static shared memory = {what} - {reserve:,} B: from sm_90 on it includes the per-block "
-                     "reserve (reserved_shared_memory_per_block_bytes), which cudaFuncGetAttributes leaves out "
-                     "and the solver adds")
+        notes.append(
+            f"static shared memory = {what} - {reserve:,} B: from sm_90 on it includes the per-block "
+            "reserve (reserved_shared_memory_per_block_bytes), which cudaFuncGetAttributes leaves out "
+            "and the solver adds"
+        )
     return reported - reserve
 
 
@@ -168,8 +172,9 @@ def _config_carveout(hw: Hardware, config: int) -> int | None:
     return min(100, config * 100 // per_sm)
 
 
-def _compare_ncu(k: KernelInfo, hw: Hardware, res: OccupancyResult, solve: Callable[[int | None], OccupancyResult],
-                 notes: list[str]) -> tuple[int | None, bool | None, list[str]]:
+def _compare_ncu(
+    k: KernelInfo, hw: Hardware, res: OccupancyResult, solve: Callable[[int | None], OccupancyResult], notes: list[str]
+) -> tuple[int | None, bool | None, list[str]]:
     m = k.measurement
     if m is None or not m.limits:
         return None, None, []
@@ -180,9 +185,11 @@ def _compare_ncu(k: KernelInfo, hw: Hardware, res: OccupancyResult, solve: Calla
         if carve is not None:
             ref = solve(carve)
             if ref.blocks_per_sm != res.blocks_per_sm:
-                notes.append(f"ncu's launch ran with a {m.smem_config_bytes // 1024} KiB shared-memory configuration "
-                             f"(the driver's choice): {ref.blocks_per_sm} blocks per SM there, {res.blocks_per_sm} "
-                             "with the largest one; compared with ncu at its configuration")
+                notes.append(
+                    f"ncu's launch ran with a {m.smem_config_bytes // 1024} KiB shared-memory configuration "
+                    f"(the driver's choice): {ref.blocks_per_sm} blocks per SM there, {res.blocks_per_sm} "
+                    "with the largest one; compared with ncu at its configuration"
+                )
     cap = hw.sm_value("max_blocks_per_sm") or 2**31  # a limit above the block slots binds nothing; ncu caps there
     diffs = []
     for key, ncu_value in m.limits.items():
@@ -191,8 +198,11 @@ def _compare_ncu(k: KernelInfo, hw: Hardware, res: OccupancyResult, solve: Calla
             diffs.append(f"{key.replace('_', ' ')} limit: ncu {ncu_value}, roofcalc {mine}")
     if ncu_blocks != ref.blocks_per_sm:
         diffs.append(f"blocks per SM: ncu {ncu_blocks}, roofcalc {ref.blocks_per_sm}")
-    if m.theoretical_occupancy is not None and ref.occupancy is not None and \
-            abs(m.theoretical_occupancy - ref.occupancy) > 0.005:
+    if (
+        m.theoretical_occupancy is not None
+        and ref.occupancy is not None
+        and abs(m.theoretical_occupancy - ref.occupancy) > 0.005
+    ):
         diffs.append(f"theoretical occupancy: ncu {m.theoretical_occupancy:.1%}, roofcalc {ref.occupancy:.1%}")
     return ncu_blocks, not diffs, diffs
 
@@ -217,19 +227,26 @@ def _roofline(k: KernelInfo, hw: Hardware, notes: list[str]) -> Roofline | None:
         if peak is None:
             notes.append(f"{hw.id} has no {m.flops_dtype} peak to compare the FLOP rate with")
     elif m.measured_s:
-        notes.append("no FLOP counters in the export: FLOP/s unknown (add --metrics "
-                     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,... or sm__ops_path_tensor_*)")
+        notes.append(
+            "no FLOP counters in the export: FLOP/s unknown (add --metrics "
+            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,... or sm__ops_path_tensor_*)"
+        )
     intensity = m.flops / m.dram_bytes if m.flops is not None and m.dram_bytes else None
     attainable = min(peak, hw.bandwidth * intensity) if peak is not None and intensity is not None else None
     return Roofline(
-        achieved_bandwidth_bytes_per_s=bw, bandwidth_fraction=bw / hw.bandwidth if bw is not None else None,
-        achieved_flops_per_s=fps, peak_flops_per_s=peak,
+        achieved_bandwidth_bytes_per_s=bw,
+        bandwidth_fraction=bw / hw.bandwidth if bw is not None else None,
+        achieved_flops_per_s=fps,
+        peak_flops_per_s=peak,
         peak_pipe=None if peak is None else ("tensor" if m.tensor_flops else "CUDA cores"),
-        flops_fraction=fps / peak if fps is not None and peak else None, intensity=intensity,
+        flops_fraction=fps / peak if fps is not None and peak else None,
+        intensity=intensity,
         attainable_flops_per_s=attainable,
         fraction_of_roof=fps / attainable if fps is not None and attainable else None,
-        bound=None if intensity is None or peak is None else
-        ("memory" if intensity < peak / hw.bandwidth else "compute"))
+        bound=None
+        if intensity is None or peak is None
+        else ("memory" if intensity < peak / hw.bandwidth else "compute"),
+    )
 
 
 class SolverInput(BaseModel):
@@ -245,8 +262,9 @@ class SolverInput(BaseModel):
     grid: int | None
 
 
-def solver_input(k: KernelInfo, hw: Hardware, opts: Options, notes: list[str] | None = None
-                 ) -> tuple[SolverInput | None, int | None, str | None]:
+def solver_input(
+    k: KernelInfo, hw: Hardware, opts: Options, notes: list[str] | None = None
+) -> tuple[SolverInput | None, int | None, str | None]:
     """The solver's input for one kernel (None where the file lacks what it needs), the static
     shared memory, and where the block size came from."""
     notes = [] if notes is None else notes
@@ -257,8 +275,13 @@ def solver_input(k: KernelInfo, hw: Hardware, opts: Options, notes: list[str] | 
             notes.append("no register count: occupancy unknown")
         return None, static, source
     regs = max(1, k.registers) if k.registers is not None else None
-    return SolverInput(threads=threads, regs=regs, smem=dyn, static_smem=static or 0,
-                       barriers=max(1, k.barriers or 0), grid=grid), static, source
+    return (
+        SolverInput(
+            threads=threads, regs=regs, smem=dyn, static_smem=static or 0, barriers=max(1, k.barriers or 0), grid=grid
+        ),
+        static,
+        source,
+    )
 
 
 def analyze_kernel(k: KernelInfo, hw: Hardware, opts: Options) -> KernelResult:
@@ -289,31 +312,60 @@ def analyze_kernel(k: KernelInfo, hw: Hardware, opts: Options) -> KernelResult:
             launchable, reason = res.launchable, res.reason
             ncu_blocks, agrees, diffs = _compare_ncu(k, hw, res, solve, notes)
             if k.max_threads is not None and si.threads > k.max_threads:
-                launchable, reason = False, (
-                    f"{si.threads} threads is over the kernel's __launch_bounds__ maximum of {k.max_threads}: the launch "
-                    f"fails (cudaOccupancyMaxActiveBlocksPerMultiprocessor still answers {res.blocks_per_sm})")
+                launchable, reason = (
+                    False,
+                    (
+                        f"{si.threads} threads is over the kernel's __launch_bounds__ maximum of {k.max_threads}: the launch "
+                        f"fails (cudaOccupancyMaxActiveBlocksPerMultiprocessor still answers {res.blocks_per_sm})"
+                    ),
+                )
     m = k.measurement
     if m is not None and m.sm_count is not None and hw.sm_value("sm_count") not in (None, m.sm_count):
         notes.append(f"profiled on a GPU with {m.sm_count} SMs; {hw.id} has {hw.sm_value('sm_count')}")
     return KernelResult(
-        kernel=k.display, mangled=k.name, format=k.format, arch=k.arch_label, registers=k.registers,
-        max_registers=k.max_registers, spill_store_bytes=k.spill_store_bytes, spill_load_bytes=k.spill_load_bytes,
-        stack_frame_bytes=k.stack_frame_bytes, static_smem_bytes=static, static_smem_reported_bytes=k.smem_reported_bytes,
-        threads=threads, threads_from=source, max_threads=k.max_threads, dynamic_smem_bytes=dyn, barriers=k.barriers,
-        grid=grid, launchable=launchable, reason=reason,
+        kernel=k.display,
+        mangled=k.name,
+        format=k.format,
+        arch=k.arch_label,
+        registers=k.registers,
+        max_registers=k.max_registers,
+        spill_store_bytes=k.spill_store_bytes,
+        spill_load_bytes=k.spill_load_bytes,
+        stack_frame_bytes=k.stack_frame_bytes,
+        static_smem_bytes=static,
+        static_smem_reported_bytes=k.smem_reported_bytes,
+        threads=threads,
+        threads_from=source,
+        max_threads=k.max_threads,
+        dynamic_smem_bytes=dyn,
+        barriers=k.barriers,
+        grid=grid,
+        launchable=launchable,
+        reason=reason,
         blocks_per_sm=res.blocks_per_sm if res else None,
-        warps_per_sm=res.warps_per_sm if res else None, occupancy=res.occupancy if res else None,
-        limiters=list(res.limiters) if res else [], limits=dict(res.limits) if res else {},
-        next_block=res.next_block if res else None, waves=res.waves if res else None,
-        launches=m.launches if m else None, measured_s=m.measured_s if m else None,
-        dram_bytes=m.dram_bytes if m else None, dram_bytes_from=m.dram_bytes_from if m else None,
-        flops=m.flops if m else None, flops_dtype=m.flops_dtype if m else None,
-        flops_counters=m.flops_counters if m else [], roofline=_roofline(k, hw, notes),
-        ncu_blocks_per_sm=ncu_blocks, ncu_limits=m.limits if m else None,
+        warps_per_sm=res.warps_per_sm if res else None,
+        occupancy=res.occupancy if res else None,
+        limiters=list(res.limiters) if res else [],
+        limits=dict(res.limits) if res else {},
+        next_block=res.next_block if res else None,
+        waves=res.waves if res else None,
+        launches=m.launches if m else None,
+        measured_s=m.measured_s if m else None,
+        dram_bytes=m.dram_bytes if m else None,
+        dram_bytes_from=m.dram_bytes_from if m else None,
+        flops=m.flops if m else None,
+        flops_dtype=m.flops_dtype if m else None,
+        flops_counters=m.flops_counters if m else [],
+        roofline=_roofline(k, hw, notes),
+        ncu_blocks_per_sm=ncu_blocks,
+        ncu_limits=m.limits if m else None,
         ncu_theoretical_occupancy=m.theoretical_occupancy if m else None,
         achieved_occupancy=m.achieved_occupancy if m else None,
-        ncu_smem_config_bytes=m.smem_config_bytes if m else None, ncu_agrees=agrees, ncu_disagreements=diffs,
-        notes=notes)
+        ncu_smem_config_bytes=m.smem_config_bytes if m else None,
+        ncu_agrees=agrees,
+        ncu_disagreements=diffs,
+        notes=notes,
+    )
 
 
 def analyze_file(kf: KernelFile, hw: Hardware, opts: Options) -> KernelsReport:
@@ -338,15 +390,22 @@ def analyze_file(kf: KernelFile, hw: Hardware, opts: Options) -> KernelsReport:
     cc = hw.compute_capability or hw.gpu_family
     if fits and len(fits) < len(kernels):
         others = sorted({k.arch_label or "?" for k in kernels if k not in fits})
-        skipped.append(f"{len(kernels) - len(fits)} kernel(s) built for {', '.join(others)}, which cannot run on "
-                       f"{hw.id} (CC {cc}); pick their hardware with --hw to see them")
+        skipped.append(
+            f"{len(kernels) - len(fits)} kernel(s) built for {', '.join(others)}, which cannot run on "
+            f"{hw.id} (CC {cc}); pick their hardware with --hw to see them"
+        )
         kernels = fits
     elif not fits:
         archs = sorted({k.arch_label or "?" for k in kernels})
-        notes.append(f"no kernel was built for {hw.id} (CC {cc}): the file has {', '.join(archs)}; the figures "
-                     "below are for these resources on that hardware")
-    for flag, value, field in (("--threads", opts.threads, "threads"), ("--smem", opts.dynamic_smem_bytes,
-                                "dynamic_smem_bytes"), ("--grid", opts.grid, "grid")):
+        notes.append(
+            f"no kernel was built for {hw.id} (CC {cc}): the file has {', '.join(archs)}; the figures "
+            "below are for these resources on that hardware"
+        )
+    for flag, value, field in (
+        ("--threads", opts.threads, "threads"),
+        ("--smem", opts.dynamic_smem_bytes, "dynamic_smem_bytes"),
+        ("--grid", opts.grid, "grid"),
+    ):
         if value is not None and all(getattr(k, field) is not None for k in kernels):
             notes.append(f"{flag} ignored: every kernel's launch records it")
     cal = [hw.calibration.device_name, hw.calibration.base] if hw.calibration else []
@@ -354,12 +413,22 @@ def analyze_file(kf: KernelFile, hw: Hardware, opts: Options) -> KernelsReport:
     devices = sorted({k.measurement.device for k in kernels if k.measurement and k.measurement.device} - {""})
     others = [d for d in devices if not d.isdigit() and d.lower() not in known]
     if others:
-        notes.append(f"profiled on {', '.join(others)}; the roofs and the occupancy rules are {hw.id}'s "
-                     "(pick the profiled part with --hw)")
+        notes.append(
+            f"profiled on {', '.join(others)}; the roofs and the occupancy rules are {hw.id}'s "
+            "(pick the profiled part with --hw)"
+        )
     results = [analyze_kernel(k, hw, opts) for k in kernels]
     if len(results) > 1:  # a note every kernel carries is said once, for the file
         shared = [n for n in results[0].notes if all(n in r.notes for r in results[1:])]
         notes += shared
         results = [r.model_copy(update={"notes": [n for n in r.notes if n not in shared]}) for r in results]
-    return KernelsReport(file=kf.path, format=kf.format, hardware=hw.id, hardware_name=hw.name,
-                         calibrated=hw.calibration is not None, kernels=results, skipped=skipped, notes=notes)
+    return KernelsReport(
+        file=kf.path,
+        format=kf.format,
+        hardware=hw.id,
+        hardware_name=hw.name,
+        calibrated=hw.calibration is not None,
+        kernels=results,
+        skipped=skipped,
+        notes=notes,
+    )

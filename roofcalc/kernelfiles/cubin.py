@@ -30,8 +30,35 @@ from .elf import EM_CUDA, STT_FUNC, Elf
 from .models import KernelInfo
 
 # SM versions that exist (nvcc --list-gpu-code of CUDA 8 ... 13); anything else in e_flags is damage
-KNOWN_SM = {20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103,
-            110, 120, 121}
+KNOWN_SM = {
+    20,
+    21,
+    30,
+    32,
+    35,
+    37,
+    50,
+    52,
+    53,
+    60,
+    61,
+    62,
+    70,
+    72,
+    75,
+    80,
+    86,
+    87,
+    88,
+    89,
+    90,
+    100,
+    101,
+    103,
+    110,
+    120,
+    121,
+}
 
 EIATTR_MAX_THREADS = 0x05
 EIATTR_REQNTID = 0x10
@@ -49,8 +76,10 @@ def cubin_arch(elf: Elf) -> int:
     new_abi = elf.abiversion >= 8 or elf.osabi == 0x41
     sm: int = (elf.flags >> 8) & 0xFF if new_abi else elf.flags & 0xFF
     if sm not in KNOWN_SM:
-        raise InputError(f"{elf.label}: cubin for an unknown architecture (e_flags {elf.flags:#x} reads as "
-                         f"sm_{sm}; known: sm_{min(KNOWN_SM)} ... sm_{max(KNOWN_SM)})")
+        raise InputError(
+            f"{elf.label}: cubin for an unknown architecture (e_flags {elf.flags:#x} reads as "
+            f"sm_{sm}; known: sm_{min(KNOWN_SM)} ... sm_{max(KNOWN_SM)})"
+        )
     return sm
 
 
@@ -63,10 +92,10 @@ def _attributes(data: bytes, label: str) -> list[tuple[int, int, bytes]]:
         if fmt == EIFMT_SVAL:
             if i + 4 + size > len(data):
                 raise InputError(f"{label}: damaged .nv.info section (a record runs past its end)")
-            out.append((fmt, attr, data[i + 4:i + 4 + size]))
+            out.append((fmt, attr, data[i + 4 : i + 4 + size]))
             i += 4 + size
         else:  # EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL: the value sits in the two bytes after the tag
-            out.append((fmt, attr, data[i + 2:i + 4]))
+            out.append((fmt, attr, data[i + 2 : i + 4]))
             i += 4
     return out
 
@@ -115,12 +144,22 @@ def parse_cubin(elf: Elf) -> list[KernelInfo]:
         notes = []
         if regs is None:
             notes.append("the cubin records no register count for this kernel")
-        kernels.append(KernelInfo(
-            name=sym.name, display=sym.name, format="cubin", arch=arch, registers=regs,
-            max_registers=maxreg if maxreg is not None and maxreg < 255 else None, max_threads=max_threads,
-            barriers=bars, smem_reported_bytes=shared.size if shared is not None else 0,
-            smem_reserve_included=reserve_inside and shared is not None,
-            stack_frame_bytes=glob.get(EIATTR_FRAME_SIZE), notes=notes))
+        kernels.append(
+            KernelInfo(
+                name=sym.name,
+                display=sym.name,
+                format="cubin",
+                arch=arch,
+                registers=regs,
+                max_registers=maxreg if maxreg is not None and maxreg < 255 else None,
+                max_threads=max_threads,
+                barriers=bars,
+                smem_reported_bytes=shared.size if shared is not None else 0,
+                smem_reserve_included=reserve_inside and shared is not None,
+                stack_frame_bytes=glob.get(EIATTR_FRAME_SIZE),
+                notes=notes,
+            )
+        )
     return kernels
 
 

@@ -59,19 +59,30 @@ def parse_cuobjdump(text: str, label: str) -> tuple[list[KernelInfo], list[str]]
                 pending = None
                 continue
             shared = fields.get("SHARED", 0)
-            kernels.append(KernelInfo(
-                name=pending, display=pending, format="cuobjdump", arch=arch, arch_suffix=suffix,
-                registers=fields.get("REG"), smem_reported_bytes=shared,
-                smem_reserve_included=None if arch is None else arch >= RESERVE_FROM_SM,
-                stack_frame_bytes=fields.get("STACK"), local_bytes=fields.get("LOCAL")))
+            kernels.append(
+                KernelInfo(
+                    name=pending,
+                    display=pending,
+                    format="cuobjdump",
+                    arch=arch,
+                    arch_suffix=suffix,
+                    registers=fields.get("REG"),
+                    smem_reported_bytes=shared,
+                    smem_reserve_included=None if arch is None else arch >= RESERVE_FROM_SM,
+                    stack_frame_bytes=fields.get("STACK"),
+                    local_bytes=fields.get("LOCAL"),
+                )
+            )
             pending = None
     if pending is not None:
         raise InputError(f"{label}: truncated cuobjdump output: no resource line for {pending}")
     if any(k.arch is None for k in kernels):
         notes.append("no 'arch =' line (cuobjdump of a cubin): the architecture is taken to be the hardware's")
     if kernels:
-        notes.append("cuobjdump lists no named barriers: on CC 9.0 and later a kernel using more than two fits fewer "
-                     "blocks than shown here (ptxas -v and the cubin have the count)")
+        notes.append(
+            "cuobjdump lists no named barriers: on CC 9.0 and later a kernel using more than two fits fewer "
+            "blocks than shown here (ptxas -v and the cubin have the count)"
+        )
     if device_functions:
         notes.append(f"{device_functions} device function(s) skipped (no CONSTANT[0] parameter bank: not kernels)")
     return kernels, notes

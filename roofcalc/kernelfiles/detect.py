@@ -17,8 +17,10 @@ from .ptxas import parse_ptxas
 from .triton import parse_triton
 
 MAX_BYTES = 2 * 1024**3  # a shipped CUDA library can be hundreds of megabytes
-EXPECTED = ("a ptxas -v log, cuobjdump -res-usage output, a cubin or CUDA binary, a Triton cache entry, "
-            "or an ncu --csv --page raw export")
+EXPECTED = (
+    "a ptxas -v log, cuobjdump -res-usage output, a cubin or CUDA binary, a Triton cache entry, "
+    "or an ncu --csv --page raw export"
+)
 _CUOBJDUMP = re.compile(r"^\s*Function\s+\S.*:\s*\n\s*REG:\d+", re.M)
 _PTXAS = re.compile(r"^\s*(?:ptxas\s+)?(?:info|warning|error)\s*:", re.M)
 _PTXAS_ERROR = re.compile(r"^.*ptxas.*error.*$", re.M)
@@ -26,19 +28,21 @@ _PTXAS_ERROR = re.compile(r"^.*ptxas.*error.*$", re.M)
 
 def _binary(data: bytes, label: str) -> tuple[Format, list[KernelInfo], list[str]]:
     if data[:4] == MAGIC and (len(data) < 64 or data[4] != 2 or data[5] != 1):
-        raise InputError(f"{label}: a 32-bit or big-endian ELF file; cubins and CUDA programs are 64-bit "
-                         "little-endian")
+        raise InputError(f"{label}: a 32-bit or big-endian ELF file; cubins and CUDA programs are 64-bit little-endian")
     if data[:4] == MAGIC and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_CUDA:
         return "cubin", parse_cubin(Elf(data, label)), []
     if data[:4] != MAGIC and data[:4] != FATBIN_MAGIC:
-        raise InputError(f"{label}: a binary file that is not ELF (cubins, fatbins and CUDA programs are); "
-                         f"expected {EXPECTED}")
+        raise InputError(
+            f"{label}: a binary file that is not ELF (cubins, fatbins and CUDA programs are); expected {EXPECTED}"
+        )
     cubins, has_fatbin = embedded_cubins(data, label)
     what = "a fatbin" if data[:4] == FATBIN_MAGIC else "an ELF file"
     if not cubins:
         if has_fatbin:
-            raise InputError(f"{label}: {what} whose device code is compressed; run 'cuobjdump -res-usage' on it "
-                             "and pass that output, or extract the cubins with 'cuobjdump -xelf all'")
+            raise InputError(
+                f"{label}: {what} whose device code is compressed; run 'cuobjdump -res-usage' on it "
+                "and pass that output, or extract the cubins with 'cuobjdump -xelf all'"
+            )
         machine = machine_name(struct.unpack_from("<H", data, 18)[0]) if data[:4] == MAGIC and len(data) >= 20 else ""
         raise InputError(f"{label}: {what}{' for ' + machine if machine else ''} with no CUDA device code")
     per_cubin, notes, errors = [], [], []
@@ -51,8 +55,9 @@ def _binary(data: bytes, label: str) -> tuple[Format, list[KernelInfo], list[str
         raise InputError(errors[0])
     kernels = [k for ks in per_cubin for k in ks]
     archs = sorted({f"sm_{k.arch}" for k in kernels})
-    notes.append(f"read {sum(1 for ks in per_cubin if ks)} cubin(s) with kernels embedded in {what} "
-                 f"({', '.join(archs)})")
+    notes.append(
+        f"read {sum(1 for ks in per_cubin if ks)} cubin(s) with kernels embedded in {what} ({', '.join(archs)})"
+    )
     notes += [f"skipped: {e}" for e in errors]
     return "cubin", kernels, notes
 
@@ -82,8 +87,10 @@ def _text(text: str, label: str, path: Path) -> tuple[Format, list[KernelInfo], 
         return "ptxas", kernels, []
     first = next(ln for ln in lines if ln.strip())
     if first.count(",") >= 2 or first.count("\t") >= 2:
-        raise InputError(f"{label}: a CSV file, but not a Nsight Compute raw-page export (it starts "
-                         f"{first.strip()[:60]!r}; expected a \"ID\",...,\"Kernel Name\" header)")
+        raise InputError(
+            f"{label}: a CSV file, but not a Nsight Compute raw-page export (it starts "
+            f'{first.strip()[:60]!r}; expected a "ID",...,"Kernel Name" header)'
+        )
     raise InputError(f"{label}: not a kernel file roofcalc reads; expected {EXPECTED}")
 
 

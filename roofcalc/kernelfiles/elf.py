@@ -53,24 +53,28 @@ class Elf:
         self.data = data
         self.label = label
         self.base = base
-        if len(data) < base + 64 or data[base:base + 4] != MAGIC:
+        if len(data) < base + 64 or data[base : base + 4] != MAGIC:
             raise InputError(f"{label}: not an ELF file")
         if data[base + 4] != 2 or data[base + 5] != 1:
             raise InputError(f"{label}: a 32-bit or big-endian ELF file; CUDA cubins are 64-bit little-endian")
         self.osabi, self.abiversion = data[base + 7], data[base + 8]
-        (self.type, self.machine, _, _, _, shoff, self.flags, _, _, _, shentsize, shnum,
-         shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, base + 16)
+        (self.type, self.machine, _, _, _, shoff, self.flags, _, _, _, shentsize, shnum, shstrndx) = struct.unpack_from(
+            "<HHIQQQIHHHHHH", data, base + 16
+        )
         size = len(data) - base
         if shnum == 0 or shentsize < 64:
             raise InputError(f"{label}: ELF file without section headers")
         if shoff + shnum * shentsize > size:
-            raise InputError(f"{label}: truncated ELF file: its section headers end at byte "
-                             f"{shoff + shnum * shentsize:,}, the file has {size:,}")
+            raise InputError(
+                f"{label}: truncated ELF file: its section headers end at byte "
+                f"{shoff + shnum * shentsize:,}, the file has {size:,}"
+            )
         raw = [struct.unpack_from("<IIQQQQIIQQ", data, base + shoff + i * shentsize) for i in range(shnum)]
         for _, typ, _, _, off, length, *_ in raw:
             if typ != SHT_NOBITS and off + length > size:
-                raise InputError(f"{label}: truncated ELF file: a section ends at byte {off + length:,}, "
-                                 f"the file has {size:,}")
+                raise InputError(
+                    f"{label}: truncated ELF file: a section ends at byte {off + length:,}, the file has {size:,}"
+                )
         if shstrndx >= shnum:
             raise InputError(f"{label}: damaged ELF file: no section-name table")
         names_off = raw[shstrndx][4]
@@ -82,9 +86,9 @@ class Elf:
             str_off = self.sections[symtab.link].offset
             for i in range(symtab.size // 24):
                 st_name, st_info, st_other, st_shndx, st_value, st_size = struct.unpack_from(
-                    "<IBBHQQ", data, base + symtab.offset + 24 * i)
-                self.symbols.append(Symbol(self._str(str_off, st_name), st_info, st_other, st_shndx, st_value,
-                                           st_size))
+                    "<IBBHQQ", data, base + symtab.offset + 24 * i
+                )
+                self.symbols.append(Symbol(self._str(str_off, st_name), st_info, st_other, st_shndx, st_value, st_size))
 
     def _str(self, table: int, index: int) -> str:
         start = self.base + table + index
@@ -97,7 +101,7 @@ class Elf:
         if section.type == SHT_NOBITS:
             return b""
         start = self.base + section.offset
-        return self.data[start:start + section.size]
+        return self.data[start : start + section.size]
 
     @property
     def machine_name(self) -> str:
@@ -106,4 +110,3 @@ class Elf:
 
 def machine_name(code: int) -> str:
     return "CUDA" if code == EM_CUDA else _MACHINES.get(code, f"machine {code}")
-

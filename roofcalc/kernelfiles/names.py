@@ -14,8 +14,9 @@ def demangle(names: list[str]) -> dict[str, str]:
     if not mangled or exe is None:
         return {}
     try:
-        out = subprocess.run([exe], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=20,
-                             check=True).stdout.splitlines()
+        out = subprocess.run(
+            [exe], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=20, check=True
+        ).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
         return {}
     if len(out) != len(mangled):

@@ -38,21 +38,45 @@ from typing import Any
 from ..errors import InputError
 from .models import KernelInfo, Measurement
 
-FIXED = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-         "Grid Size", "Device", "CC")
-LIMITS = {"launch__occupancy_limit_registers": "registers", "launch__occupancy_limit_shared_mem": "shared_memory",
-          "launch__occupancy_limit_warps": "warps", "launch__occupancy_limit_blocks": "blocks",
-          "launch__occupancy_limit_barriers": "barriers"}
-_TIME = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3,
-         "s": 1.0}
-_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "Ki": 1024.0, "Mi": 1024.0**2,
-           "Gi": 1024.0**3}
+FIXED = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+)
+LIMITS = {
+    "launch__occupancy_limit_registers": "registers",
+    "launch__occupancy_limit_shared_mem": "shared_memory",
+    "launch__occupancy_limit_warps": "warps",
+    "launch__occupancy_limit_blocks": "blocks",
+    "launch__occupancy_limit_barriers": "barriers",
+}
+_TIME = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3}
 _SASS = re.compile(r"^(smsp|sm)__sass_thread_inst_executed_op_([dfh])(add|mul|fma)_pred_on\.sum$")
-_TENSOR = re.compile(r"^sm__ops_path_tensor_(op_[a-z0-9]+_)?src_([a-z0-9_]+?)(_dst_[a-z0-9]+)?(_sparsity_(?:on|off))?"
-                     r"\.sum$")
+_TENSOR = re.compile(
+    r"^sm__ops_path_tensor_(op_[a-z0-9]+_)?src_([a-z0-9_]+?)(_dst_[a-z0-9]+)?(_sparsity_(?:on|off))?"
+    r"\.sum$"
+)
 _SASS_DTYPE = {"d": "fp64", "f": "fp32", "h": "fp16"}
-_TENSOR_DTYPE = {"bf16": "bf16", "fp16": "fp16", "tf32": "tf32", "fp64": "fp64", "fp32": "fp32", "int8": "int8",
-                 "s8": "int8", "u8": "int8", "int4": "int4"}
+_TENSOR_DTYPE = {
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "tf32": "tf32",
+    "fp64": "fp64",
+    "fp32": "fp32",
+    "int8": "int8",
+    "s8": "int8",
+    "u8": "int8",
+    "int4": "int4",
+}
 
 
 def find_header(lines: list[str]) -> int | None:
@@ -188,13 +212,15 @@ def parse_ncu(text: str, label: str) -> tuple[list[KernelInfo], list[str]]:
     lines = text.splitlines()
     start = find_header(lines)
     if start is None:
-        raise InputError(f"{label}: not a Nsight Compute CSV export (no \"ID\",...,\"Kernel Name\" header row)")
+        raise InputError(f'{label}: not a Nsight Compute CSV export (no "ID",...,"Kernel Name" header row)')
     body = [ln for ln in lines[start:] if ln.strip() and not ln.startswith("==")]
     rows = list(csv.reader(body))
     header = rows[0]
     if "Metric Name" in header and "Metric Value" in header:
-        raise InputError(f"{label}: a Nsight Compute details-page export (one metric per row); export the raw "
-                         "page: ncu --csv --page raw ...")
+        raise InputError(
+            f"{label}: a Nsight Compute details-page export (one metric per row); export the raw "
+            "page: ncu --csv --page raw ..."
+        )
     missing = [c for c in ("ID", "Kernel Name") if c not in header]
     if missing:
         raise InputError(f"{label}: Nsight Compute header without {missing[0]!r}")
@@ -208,24 +234,34 @@ def parse_ncu(text: str, label: str) -> tuple[list[KernelInfo], list[str]]:
     for n, cells in enumerate(data, start=1):
         if len(cells) != len(header):
             where = "its last row" if n == len(data) else f"row {n}"
-            raise InputError(f"{label}: truncated Nsight Compute export: {where} has {len(cells)} of "
-                             f"{len(header)} columns")
+            raise InputError(
+                f"{label}: truncated Nsight Compute export: {where} has {len(cells)} of {len(header)} columns"
+            )
         parsed.append(_Row(dict(zip(header, cells, strict=True)), units))
     if not parsed:
         raise InputError(f"{label}: a Nsight Compute export with no kernels (the header but no rows)")
     if any(unit_scale(units.get(c, "")) > 1 for c in header if c.startswith("launch__shared_mem")):
-        notes.append("ncu printed shared-memory sizes scaled (Kbyte, two decimals); each was read as the multiple "
-                     "of 128 bytes within that precision. Export with --print-units base for exact bytes")
+        notes.append(
+            "ncu printed shared-memory sizes scaled (Kbyte, two decimals); each was read as the multiple "
+            "of 128 bytes within that precision. Export with --print-units base for exact bytes"
+        )
     if "launch__registers_per_thread" in header:
-        notes.append("ncu's registers per thread are the launch's allocation (a multiple of 8, at least 16), which "
-                     "can be above ptxas's count; the occupancy is the same")
+        notes.append(
+            "ncu's registers per thread are the launch's allocation (a multiple of 8, at least 16), which "
+            "can be above ptxas's count; the occupancy is the same"
+        )
     groups: dict[tuple[Any, ...], list[_Row]] = {}
     for row in parsed:
         c = row.cells
-        key = (c["Kernel Name"], row.count("launch__block_size") or _dims(c.get("Block Size", "")),
-               row.count("launch__grid_size") or _dims(c.get("Grid Size", "")), row.count("launch__registers_per_thread"),
-               row.bytes("launch__shared_mem_per_block_static"), row.bytes("launch__shared_mem_per_block_dynamic"),
-               c.get("CC", ""))
+        key = (
+            c["Kernel Name"],
+            row.count("launch__block_size") or _dims(c.get("Block Size", "")),
+            row.count("launch__grid_size") or _dims(c.get("Grid Size", "")),
+            row.count("launch__registers_per_thread"),
+            row.bytes("launch__shared_mem_per_block_static"),
+            row.bytes("launch__shared_mem_per_block_dynamic"),
+            c.get("CC", ""),
+        )
         groups.setdefault(key, []).append(row)
     kernels = []
     for (name, threads, grid, regs, static, dynamic, cc), group in groups.items():
@@ -233,28 +269,48 @@ def parse_ncu(text: str, label: str) -> tuple[list[KernelInfo], list[str]]:
         flops = [_flops(r) for r in group]
         dram = [_dram(r) for r in group]
         limits = {v: first.count(k) for k, v in LIMITS.items()}
-        theo, achieved = first.num("sm__maximum_warps_per_active_cycle_pct"), _median(
-            [r.num("sm__warps_active.avg.pct_of_peak_sustained_active") for r in group])
+        theo, achieved = (
+            first.num("sm__maximum_warps_per_active_cycle_pct"),
+            _median([r.num("sm__warps_active.avg.pct_of_peak_sustained_active") for r in group]),
+        )
         ccm = re.fullmatch(r"(\d+)\.(\d+)", cc.strip())
         knotes = []
         if regs is None:
             knotes.append("no launch__registers_per_thread in the export (profile with --section LaunchStats)")
         meas = Measurement(
-            launches=len(group), ids=[int(_number(r.cells["ID"]) or 0) for r in group],
+            launches=len(group),
+            ids=[int(_number(r.cells["ID"]) or 0) for r in group],
             measured_s=_median([r.num("gpu__time_duration.sum") for r in group]),
-            dram_bytes=_median([d[0] for d in dram]), dram_bytes_from=dram[0][1],
-            flops=_median([f[0] for f in flops]), flops_dtype=flops[0][1], flops_counters=flops[0][2],
-            tensor_flops=flops[0][3], limits={k: v for k, v in limits.items() if v is not None},
+            dram_bytes=_median([d[0] for d in dram]),
+            dram_bytes_from=dram[0][1],
+            flops=_median([f[0] for f in flops]),
+            flops_dtype=flops[0][1],
+            flops_counters=flops[0][2],
+            tensor_flops=flops[0][3],
+            limits={k: v for k, v in limits.items() if v is not None},
             theoretical_occupancy=None if theo is None else theo / 100,
             achieved_occupancy=None if achieved is None else achieved / 100,
             smem_config_bytes=first.bytes("launch__shared_mem_config_size"),
             driver_smem_bytes=first.bytes("launch__shared_mem_per_block_driver"),
             sm_count=first.count("launch__sm_count") or first.count("device__attribute_multiprocessor_count"),
             waves=first.num("launch__waves_per_multiprocessor"),
-            device=first.cells.get("device__attribute_display_name") or first.cells.get("Device"))
-        kernels.append(KernelInfo(
-            name=name, display=name, format="ncu", arch=int(ccm.group(1)) * 10 + int(ccm.group(2)) if ccm else None,
-            registers=regs, smem_reported_bytes=static, threads=threads, threads_from="ncu launch",
-            barriers=first.count("launch__barrier_count"),
-            dynamic_smem_bytes=dynamic, grid=grid, measurement=meas, notes=knotes))
+            device=first.cells.get("device__attribute_display_name") or first.cells.get("Device"),
+        )
+        kernels.append(
+            KernelInfo(
+                name=name,
+                display=name,
+                format="ncu",
+                arch=int(ccm.group(1)) * 10 + int(ccm.group(2)) if ccm else None,
+                registers=regs,
+                smem_reported_bytes=static,
+                threads=threads,
+                threads_from="ncu launch",
+                barriers=first.count("launch__barrier_count"),
+                dynamic_smem_bytes=dynamic,
+                grid=grid,
+                measurement=meas,
+                notes=knotes,
+            )
+        )
     return kernels, notes

@@ -72,13 +72,23 @@ def parse_ptxas(text: str, label: str) -> list[KernelInfo]:
                 current = _Entry(props_for, None)  # a JIT log: no "Compiling entry function" lines
             current.done = True
             frame = frames.get(current.name)
-            kernels.append(KernelInfo(
-                name=current.name, display=current.name, format="ptxas", arch=current.arch,
-                arch_suffix=current.suffix, registers=int(m.group(1)), barriers=field(_BARS, line),
-                smem_reported_bytes=field(_SMEM, line) or 0, max_registers=caps.get(current.name),
-                local_bytes=field(_LMEM, line),
-                stack_frame_bytes=frame[0] if frame else field(_STACK, line),
-                spill_store_bytes=frame[1] if frame else None, spill_load_bytes=frame[2] if frame else None))
+            kernels.append(
+                KernelInfo(
+                    name=current.name,
+                    display=current.name,
+                    format="ptxas",
+                    arch=current.arch,
+                    arch_suffix=current.suffix,
+                    registers=int(m.group(1)),
+                    barriers=field(_BARS, line),
+                    smem_reported_bytes=field(_SMEM, line) or 0,
+                    max_registers=caps.get(current.name),
+                    local_bytes=field(_LMEM, line),
+                    stack_frame_bytes=frame[0] if frame else field(_STACK, line),
+                    spill_store_bytes=frame[1] if frame else None,
+                    spill_load_bytes=frame[2] if frame else None,
+                )
+            )
     if current is not None and not current.done:
         raise InputError(f"{label}: truncated ptxas log: no 'Used N registers' line for {current.name}")
     return kernels

@@ -68,13 +68,23 @@ def entry_kernels(meta_path: Path, meta: dict[str, Any]) -> list[KernelInfo]:
         notes.append(f"the metadata targets arch {meta_arch}, the cubin is sm_{k.arch}; the cubin is used")
     ctas = _int(meta, "num_ctas", label, 1)
     if ctas is not None and ctas > 1:
-        notes.append(f"num_ctas={ctas}: the kernel launches in clusters of {ctas} blocks, which the "
-                     "occupancy solver does not model")
+        notes.append(
+            f"num_ctas={ctas}: the kernel launches in clusters of {ctas} blocks, which the "
+            "occupancy solver does not model"
+        )
     maxnreg = _int(meta, "maxnreg", label)
-    return [k.model_copy(update={
-        "format": "triton", "threads": warps * int(warp_size) if warps else None,
-        "threads_from": f"Triton num_warps={warps}", "dynamic_smem_bytes": _int(meta, "shared", label, 0),
-        "max_registers": maxnreg if maxnreg is not None else k.max_registers, "notes": notes})]
+    return [
+        k.model_copy(
+            update={
+                "format": "triton",
+                "threads": warps * int(warp_size) if warps else None,
+                "threads_from": f"Triton num_warps={warps}",
+                "dynamic_smem_bytes": _int(meta, "shared", label, 0),
+                "max_registers": maxnreg if maxnreg is not None else k.max_registers,
+                "notes": notes,
+            }
+        )
+    ]
 
 
 def parse_triton(path: Path) -> tuple[list[KernelInfo], list[str]]:

@@ -25,25 +25,54 @@ class _InputClickError(click.ClickException):
 def _command_line() -> str:
     args = sys.argv[1:]
     if "probe" in args:
-        args = args[args.index("probe") + 1:]
+        args = args[args.index("probe") + 1 :]
     return " ".join(["roofcalc", "probe", *(shlex.quote(a) for a in args)])
 
 
 @click.command("probe", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--quick", is_flag=True, help="ceilings and floors only (about 30 s once the probe is built)")
-@click.option("--hw", "hw_name", default=None, metavar="NAME",
-              help="registry part to compare with (default: matched from the GPU's name)")
-@click.option("--save-calibration", type=click.Path(dir_okay=False), default=None,
-              help="write the measured ceilings and expected-time figures as a hardware file for --calibration")
-@click.option("--save-raw", type=click.Path(dir_okay=False), default=None,
-              help="write the raw measurements as soon as they are taken (--report rebuilds a report from them)")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
-              help="re-check and show a saved 'probe --json' report instead of measuring (no GPU needed)")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="draw the per-SM bandwidth curve to a .png, .svg or .pdf file (needs roofcalc[plot])")
+@click.option(
+    "--hw",
+    "hw_name",
+    default=None,
+    metavar="NAME",
+    help="registry part to compare with (default: matched from the GPU's name)",
+)
+@click.option(
+    "--save-calibration",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write the measured ceilings and expected-time figures as a hardware file for --calibration",
+)
+@click.option(
+    "--save-raw",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write the raw measurements as soon as they are taken (--report rebuilds a report from them)",
+)
+@click.option(
+    "--report",
+    "report_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="re-check and show a saved 'probe --json' report instead of measuring (no GPU needed)",
+)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="draw the per-SM bandwidth curve to a .png, .svg or .pdf file (needs roofcalc[plot])",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON on stdout")
-def probe(quick: bool, hw_name: str | None, save_calibration: str | None, save_raw: str | None,
-          report_file: str | None, plot: str | None, as_json: bool) -> None:
+def probe(
+    quick: bool,
+    hw_name: str | None,
+    save_calibration: str | None,
+    save_raw: str | None,
+    report_file: str | None,
+    plot: str | None,
+    as_json: bool,
+) -> None:
     """Measure this GPU and check roofcalc's predictions against it.
 
     Builds a CUDA probe with nvcc (cached), measures device-memory, L2, FMA and tensor-core
@@ -72,8 +101,15 @@ def probe(quick: bool, hw_name: str | None, save_calibration: str | None, save_r
         raise click.ClickException(str(e)) from None
 
 
-def _probe(quick: bool, hw_name: str | None, save_calibration: str | None, save_raw: str | None,
-           report_file: str | None, plot: str | None, as_json: bool) -> None:
+def _probe(
+    quick: bool,
+    hw_name: str | None,
+    save_calibration: str | None,
+    save_raw: str | None,
+    report_file: str | None,
+    plot: str | None,
+    as_json: bool,
+) -> None:
     from ..errors import DomainError, InputError
     from .render import ProgressDisplay, console, probe_report, save_per_sm_plot
     from .runner import calibration_yaml, report_from_file, run_probe, write_atomic
@@ -85,8 +121,10 @@ def _probe(quick: bool, hw_name: str | None, save_calibration: str | None, save_
 
         check_output(plot)
         if find_spec("matplotlib") is None:
-            raise DomainError("--plot needs matplotlib: pip install 'roofcalc[plot]' "
-                              "(without --plot the report shows the curve as a table)")
+            raise DomainError(
+                "--plot needs matplotlib: pip install 'roofcalc[plot]' "
+                "(without --plot the report shows the curve as a table)"
+            )
     cal_doc: dict[str, Any] | None = None
     if report_file:
         if save_raw:

@@ -32,8 +32,15 @@ import sys
 import time
 from typing import Any
 
-ENV_VARS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "NCCL_P2P_DISABLE",
-            "NCCL_ALGO", "NCCL_PROTO", "CUDA_VISIBLE_DEVICES")
+ENV_VARS = (
+    "NCCL_NVLS_ENABLE",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+    "NCCL_P2P_DISABLE",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "CUDA_VISIBLE_DEVICES",
+)
 GRAPH_MAX_BYTES = 32 << 20
 GRAPH_CALLS = 20
 
@@ -59,8 +66,9 @@ def _events(torch: Any) -> tuple[Any, Any]:
     return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
 
-def _one_size(torch: Any, dist: Any, dev: Any, dt: Any, nbytes: int, esize: int, rank: int, world: int,
-              quick: bool) -> dict[str, Any]:
+def _one_size(
+    torch: Any, dist: Any, dev: Any, dt: Any, nbytes: int, esize: int, rank: int, world: int, quick: bool
+) -> dict[str, Any]:
     n = nbytes // esize
     x = torch.empty(n, device=dev, dtype=dt)
     want = world * (world + 1) / 2
@@ -84,8 +92,13 @@ def _one_size(torch: Any, dist: Any, dev: Any, dt: Any, nbytes: int, esize: int,
         b.record()
         b.synchronize()
         eager.append(a.elapsed_time(b) * 1e-3 / per)
-    row: dict[str, Any] = {"bytes": nbytes, "elements": n, "verified": ok, "eager_samples_s": eager,
-                           "eager_calls_per_sample": per}
+    row: dict[str, Any] = {
+        "bytes": nbytes,
+        "elements": n,
+        "verified": ok,
+        "eager_samples_s": eager,
+        "eager_calls_per_sample": per,
+    }
     if nbytes <= GRAPH_MAX_BYTES:
         try:
             row.update(_graph(torch, dist, x, rank, world, rounds))
@@ -156,9 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         nccl_version = None
     doc: dict[str, Any] = {
-        "world": world, "torch": torch.__version__, "nccl": nccl_version,
-        "device": torch.cuda.get_device_name(dev), "env": {k: os.environ.get(k) for k in ENV_VARS},
-        "rows": [], "complete": False, "started": time.time(),
+        "world": world,
+        "torch": torch.__version__,
+        "nccl": nccl_version,
+        "device": torch.cuda.get_device_name(dev),
+        "env": {k: os.environ.get(k) for k in ENV_VARS},
+        "rows": [],
+        "complete": False,
+        "started": time.time(),
     }
     for name, dt, esize in (("bf16", torch.bfloat16, 2), ("fp32", torch.float32, 4)):
         if args.quick and name == "fp32":

@@ -60,8 +60,15 @@ class ProgressDisplay:
                 TimeElapsedColumn,
             )
 
-            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=console(stderr=True), transient=False)
+            self._bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console(stderr=True),
+                transient=False,
+            )
             self._bar.start()
             self._task = self._bar.add_task("starting", total=None)
         return self
@@ -91,8 +98,12 @@ class ProgressDisplay:
         took = time.monotonic() - self.t0
         if self._bar is not None:
             if exc[0] is None:
-                self._bar.update(self._task, completed=self.total or self.done + 1, total=self.total or self.done + 1,
-                                 description=f"done in {took:.0f} s")
+                self._bar.update(
+                    self._task,
+                    completed=self.total or self.done + 1,
+                    total=self.total or self.done + 1,
+                    description=f"done in {took:.0f} s",
+                )
             self._bar.stop()
         elif exc[0] is None:
             print(f"roofcalc probe: done in {took:.0f} s", file=sys.stderr, flush=True)
@@ -137,8 +148,10 @@ def _bar(frac: float | None, width: int = 24) -> str:
 
 def probe_report(c: Console, r: ProbeReport) -> None:
     d = r.device
-    c.print(f"[bold]{escape(str(d.get('name')))}[/bold] (CC {escape(str(d.get('cc')))}, {d.get('sm_count')} SMs), "
-            f"driver {escape(str(r.driver))}, compared with hardware/{escape(r.hardware)}.yaml; {escape(r.date)}")
+    c.print(
+        f"[bold]{escape(str(d.get('name')))}[/bold] (CC {escape(str(d.get('cc')))}, {d.get('sm_count')} SMs), "
+        f"driver {escape(str(r.driver))}, compared with hardware/{escape(r.hardware)}.yaml; {escape(r.date)}"
+    )
     _ceilings(c, r)
     _residency(c, r)
     _ops(c, r)
@@ -150,11 +163,14 @@ def probe_report(c: Console, r: ProbeReport) -> None:
     _expected(c, r)
     s = r.summary
     if s.get("median_ratio_large_ops") is not None:
-        c.print(f"median measured/predicted over the {s['large_ops']} ops above 100 us: "
-                f"{s['median_ratio_large_ops']:.2f}")
+        c.print(
+            f"median measured/predicted over the {s['large_ops']} ops above 100 us: {s['median_ratio_large_ops']:.2f}"
+        )
     if r.residency:
-        c.print(f"residency: {s['residency_agree']} of {s['residency_configs']} configurations agree "
-                "(solver = runtime = measured)")
+        c.print(
+            f"residency: {s['residency_agree']} of {s['residency_configs']} configurations agree "
+            "(solver = runtime = measured)"
+        )
     for n in r.notes:
         c.print(f"[cyan]note[/cyan] {escape(n)}")
     for sk in r.skipped:
@@ -162,41 +178,80 @@ def probe_report(c: Console, r: ProbeReport) -> None:
     took = r.raw.get("phase_wall_s")
     if isinstance(took, dict) and took:
         slow = sorted(took.items(), key=lambda kv: -kv[1])[:4]
-        c.print(f"[dim]measured in {sum(took.values()):.0f} s; longest: "
-                + escape(", ".join(f"{k} {v:.0f} s" for k, v in slow)) + "[/dim]")
+        c.print(
+            f"[dim]measured in {sum(took.values()):.0f} s; longest: "
+            + escape(", ".join(f"{k} {v:.0f} s" for k, v in slow))
+            + "[/dim]"
+        )
 
 
 def _ceilings(c: Console, r: ProbeReport) -> None:
-    t = _table("ceilings", ["ceiling", "measured with", "datasheet", "measured", "% of datasheet", "spread", "SM clock"],
-               left=("ceiling", "measured with"))
+    t = _table(
+        "ceilings",
+        ["ceiling", "measured with", "datasheet", "measured", "% of datasheet", "spread", "SM clock"],
+        left=("ceiling", "measured with"),
+    )
     for row in r.ceilings:
         clock = f"{row.sm_clock_mhz:.0f} MHz" if row.sm_clock_mhz else ""
-        t.add_row(escape(row.name), escape(row.instruction or ""), _value(row.unit, row.datasheet),
-                  _value(row.unit, row.measured), _pct(row.fraction), _spread(row.median_s, row.p10_s, row.p90_s), clock)
+        t.add_row(
+            escape(row.name),
+            escape(row.instruction or ""),
+            _value(row.unit, row.datasheet),
+            _value(row.unit, row.measured),
+            _pct(row.fraction),
+            _spread(row.median_s, row.p10_s, row.p90_s),
+            clock,
+        )
     c.print(t)
 
 
 def _residency(c: Console, r: ProbeReport) -> None:
     if not r.residency:
         return
-    t = _table("occupancy residency (blocks per SM)", ["configuration", "regs", "smem", "solver", "runtime", "measured", ""],
-               left=("configuration", ""))
+    t = _table(
+        "occupancy residency (blocks per SM)",
+        ["configuration", "regs", "smem", "solver", "runtime", "measured", ""],
+        left=("configuration", ""),
+    )
     for row in r.residency:
-        t.add_row(escape(row.name), str(row.regs), fmt_binary(row.dyn_smem + row.static_smem),
-                  f"{row.solver_blocks} ({', '.join(row.solver_limiters)})", str(row.runtime_blocks),
-                  str(row.measured_blocks), "[green]agree[/green]" if row.agree else "[bold red]DIFFER[/bold red]")
+        t.add_row(
+            escape(row.name),
+            str(row.regs),
+            fmt_binary(row.dyn_smem + row.static_smem),
+            f"{row.solver_blocks} ({', '.join(row.solver_limiters)})",
+            str(row.runtime_blocks),
+            str(row.measured_blocks),
+            "[green]agree[/green]" if row.agree else "[bold red]DIFFER[/bold red]",
+        )
     c.print(t)
 
 
 def _ops(c: Console, r: ProbeReport) -> None:
     if not r.ops:
         return
-    t = _table("ops: predicted vs measured", ["op", "dtype", "bound", "predicted (datasheet)",
-                                              "predicted (measured roofs)", "measured", "measured / predicted"],
-               left=("op", "dtype", "bound"))
+    t = _table(
+        "ops: predicted vs measured",
+        [
+            "op",
+            "dtype",
+            "bound",
+            "predicted (datasheet)",
+            "predicted (measured roofs)",
+            "measured",
+            "measured / predicted",
+        ],
+        left=("op", "dtype", "bound"),
+    )
     for o in r.ops:
-        t.add_row(escape(f"{o.op}: {o.label}"), o.dtype, o.bound, fmt_time(o.predicted_datasheet_s),
-                  fmt_time(o.predicted_calibrated_s), fmt_time(o.measured_s), f"{o.ratio:.2f}")
+        t.add_row(
+            escape(f"{o.op}: {o.label}"),
+            o.dtype,
+            o.bound,
+            fmt_time(o.predicted_datasheet_s),
+            fmt_time(o.predicted_calibrated_s),
+            fmt_time(o.measured_s),
+            f"{o.ratio:.2f}",
+        )
     c.print(t)
     for o in r.ops:
         if o.note:
@@ -212,8 +267,14 @@ def _floors(c: Console, r: ProbeReport) -> None:
     t = _table("kernel floors (per kernel)", ["floor", "median", "p10", "p90", "samples", "how"], left=("floor", "how"))
     for f in r.floors:
         per = f" of {f.kernels_per_sample}" if f.kernels_per_sample > 1 else ""
-        t.add_row(escape(f.name), fmt_time(f.median_s), fmt_time(f.p10_s), fmt_time(f.p90_s), f"{f.samples}{per}",
-                  escape(f.method))
+        t.add_row(
+            escape(f.name),
+            fmt_time(f.median_s),
+            fmt_time(f.p10_s),
+            fmt_time(f.p90_s),
+            f"{f.samples}{per}",
+            escape(f.method),
+        )
     c.print(t)
 
 
@@ -221,18 +282,30 @@ def _per_sm(c: Console, r: ProbeReport) -> None:
     p = r.per_sm
     if p is None:
         return
-    t = _table("read bandwidth against SMs busy (one block per SM, each streaming its own slice)",
-               ["SMs", "read", "% of read ceiling", "", "copy", "read shape"], left=("", "read shape"))
+    t = _table(
+        "read bandwidth against SMs busy (one block per SM, each streaming its own slice)",
+        ["SMs", "read", "% of read ceiling", "", "copy", "read shape"],
+        left=("", "read shape"),
+    )
     for pt in p.curve:
-        t.add_row(str(pt.sms), _value("B/s", pt.read_bytes_per_s), _pct(pt.read_fraction_of_ceiling),
-                  _bar(pt.read_fraction_of_ceiling), _value("B/s", pt.copy_bytes_per_s), escape(pt.read_config or ""))
+        t.add_row(
+            str(pt.sms),
+            _value("B/s", pt.read_bytes_per_s),
+            _pct(pt.read_fraction_of_ceiling),
+            _bar(pt.read_fraction_of_ceiling),
+            _value("B/s", pt.copy_bytes_per_s),
+            escape(pt.read_config or ""),
+        )
     c.print(t)
     for sms in sorted({q.sms for q in p.inflight}):
         pts = [q for q in p.inflight if q.sms == sms]
         unrolls = sorted({q.unroll for q in pts})
-        t = _table(f"bytes in flight, {sms} SM{'s' if sms > 1 else ''} (read bandwidth; rows: threads per block, "
-                   "columns: 16-byte loads in flight per thread)", ["threads", *[f"x{u}" for u in unrolls]],
-                   left=("threads",))
+        t = _table(
+            f"bytes in flight, {sms} SM{'s' if sms > 1 else ''} (read bandwidth; rows: threads per block, "
+            "columns: 16-byte loads in flight per thread)",
+            ["threads", *[f"x{u}" for u in unrolls]],
+            left=("threads",),
+        )
         for th in sorted({q.threads for q in pts}):
             cells = {q.unroll: q.bytes_per_s for q in pts if q.threads == th}
             t.add_row(str(th), *[_value("B/s", cells.get(u)) for u in unrolls])
@@ -247,28 +320,49 @@ def _per_sm(c: Console, r: ProbeReport) -> None:
 def _latency(c: Console, r: ProbeReport) -> None:
     if not r.latency:
         return
-    t = _table("memory latency (one thread, dependent loads)", ["chase", "latency", "p10", "p90", "buffer", "stride",
-                                                                  "steps per walk"], left=("chase",))
+    t = _table(
+        "memory latency (one thread, dependent loads)",
+        ["chase", "latency", "p10", "p90", "buffer", "stride", "steps per walk"],
+        left=("chase",),
+    )
     for row in r.latency:
-        t.add_row(escape(row.name), fmt_time(row.latency_s), fmt_time(row.p10_s), fmt_time(row.p90_s),
-                  fmt_binary(row.buffer_bytes), f"{row.stride_bytes} B", str(row.steps))
+        t.add_row(
+            escape(row.name),
+            fmt_time(row.latency_s),
+            fmt_time(row.p10_s),
+            fmt_time(row.p90_s),
+            fmt_binary(row.buffer_bytes),
+            f"{row.stride_bytes} B",
+            str(row.steps),
+        )
     c.print(t)
 
 
 def _gemm(c: Console, r: ProbeReport) -> None:
     if not r.gemm or (all(g.label == "aligned" for g in r.gemm) and not r.raw.get("torch", {}).get("gemm")):
         return
-    t = _table("GEMM efficiency through PyTorch (fractions of this run's measured peak and of the datasheet)",
-               ["shape (m x n x k)", "dtype", "case", "time", "rate", "% of peak", "% of datasheet", "spread"],
-               left=("shape (m x n x k)", "dtype", "case"))
+    t = _table(
+        "GEMM efficiency through PyTorch (fractions of this run's measured peak and of the datasheet)",
+        ["shape (m x n x k)", "dtype", "case", "time", "rate", "% of peak", "% of datasheet", "spread"],
+        left=("shape (m x n x k)", "dtype", "case"),
+    )
     for g in r.gemm:
         shape = f"{g.m} x {g.n} x {g.k}"
         if g.error or not g.verified:
-            t.add_row(shape, g.dtype, escape(g.label), "-", "-", "-", "-",
-                      escape((g.error or g.check or "check failed")[:60]))
+            t.add_row(
+                shape, g.dtype, escape(g.label), "-", "-", "-", "-", escape((g.error or g.check or "check failed")[:60])
+            )
             continue
-        t.add_row(shape, g.dtype, escape(g.label), _value("s", g.median_s), _value("FLOP/s", g.flops_per_s),
-                  _pct(g.fraction), _pct(g.fraction_datasheet), _spread(g.median_s, g.p10_s, g.p90_s))
+        t.add_row(
+            shape,
+            g.dtype,
+            escape(g.label),
+            _value("s", g.median_s),
+            _value("FLOP/s", g.flops_per_s),
+            _pct(g.fraction),
+            _pct(g.fraction_datasheet),
+            _spread(g.median_s, g.p10_s, g.p90_s),
+        )
     c.print(t)
 
 
@@ -276,23 +370,34 @@ def _interconnect(c: Console, r: ProbeReport) -> None:
     ic = r.interconnect
     if ic is None:
         return
-    t = _table(f"all-reduce (sum) across {ic.gpus} GPUs, NCCL {escape(ic.nccl or '?')}",
-               ["dtype", "message", "eager", "spread", "graph", "algorithm bw", "bus bw", ""], left=("dtype", ""))
+    t = _table(
+        f"all-reduce (sum) across {ic.gpus} GPUs, NCCL {escape(ic.nccl or '?')}",
+        ["dtype", "message", "eager", "spread", "graph", "algorithm bw", "bus bw", ""],
+        left=("dtype", ""),
+    )
     for row in ic.allreduce:
         flag = "" if row.verified else "[bold red]check failed[/bold red]"
         if row.graph_note:
             flag += escape(f" graph: {row.graph_note[:50]}")
-        t.add_row(row.dtype, fmt_binary(row.bytes), fmt_time(row.eager_s), _spread(row.eager_s, row.eager_p10_s,
-                                                                                   row.eager_p90_s),
-                  fmt_time(row.graph_s) if row.graph_s else "-", _value("B/s", row.algbw_bytes_per_s),
-                  _value("B/s", row.busbw_bytes_per_s), flag)
+        t.add_row(
+            row.dtype,
+            fmt_binary(row.bytes),
+            fmt_time(row.eager_s),
+            _spread(row.eager_s, row.eager_p10_s, row.eager_p90_s),
+            fmt_time(row.graph_s) if row.graph_s else "-",
+            _value("B/s", row.algbw_bytes_per_s),
+            _value("B/s", row.busbw_bytes_per_s),
+            flag,
+        )
     c.print(t)
     env = ", ".join(f"{k}={v if v is not None else '(unset)'}" for k, v in ic.env.items())
     c.print(f"environment as found (passed through unchanged): {escape(env)}")
     if ic.p2p_bytes_per_s is not None:
         c.print(f"peer-to-peer copy: {_value('B/s', ic.p2p_bytes_per_s)} ({escape(ic.p2p_note or '')})")
     if not ic.complete:
-        c.print("[yellow]the all-reduce run did not complete: the sizes above are those measured before it stopped[/yellow]")
+        c.print(
+            "[yellow]the all-reduce run did not complete: the sizes above are those measured before it stopped[/yellow]"
+        )
 
 
 def _expected(c: Console, r: ProbeReport) -> None:
@@ -334,13 +439,17 @@ def save_per_sm_plot(r: ProbeReport, path: str) -> None:
     fmt = check_output(path)
     p = r.per_sm
     if p is None or not p.curve:
-        raise DomainError("this report has no per-SM bandwidth curve (it is measured by the full probe, "
-                          "not by --quick or by probes before schema 2)")
+        raise DomainError(
+            "this report has no per-SM bandwidth curve (it is measured by the full probe, "
+            "not by --quick or by probes before schema 2)"
+        )
     try:
         import matplotlib
     except ImportError:
-        raise DomainError("writing chart files needs matplotlib: pip install 'roofcalc[plot]' "
-                          "(without --plot the report shows the curve as a table)") from None
+        raise DomainError(
+            "writing chart files needs matplotlib: pip install 'roofcalc[plot]' "
+            "(without --plot the report shows the curve as a table)"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -366,7 +475,9 @@ def save_per_sm_plot(r: ProbeReport, path: str) -> None:
         best: dict[int, float] = {}
         for q in pts:
             best[q.bytes_in_flight_per_sm] = max(best.get(q.bytes_in_flight_per_sm, 0.0), q.bytes_per_s)
-        ax2.plot([b / 1024 for b in best], [v / 1e9 for v in best.values()], "o-", label=f"{sms} SM{'s' if sms > 1 else ''}")
+        ax2.plot(
+            [b / 1024 for b in best], [v / 1e9 for v in best.values()], "o-", label=f"{sms} SM{'s' if sms > 1 else ''}"
+        )
     ax2.set_xscale("log", base=2)
     ax2.set_yscale("log")
     ax2.set_xlabel("bytes in flight per SM (KiB): threads x loads x 16 B")

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import DomainError
-from ..hardware import Calibration, Expected, Hardware
+from ..hardware import Expected, Hardware
 
 SCHEMA_VERSION = 2  # of the report (probe --json)
 CALIBRATION_SCHEMA = 2  # of the calibration file (written where the model has a 'schema' field)
@@ -23,30 +23,47 @@ IMPOSSIBLE = 1.2  # a measured ceiling above 1.2x its datasheet figure is a meas
 
 # measured ceiling -> (hardware field it is compared with, dtype or None)
 DATASHEET_OF: dict[str, tuple[str, str | None]] = {
-    "dram_read": ("bandwidth", None), "dram_write": ("bandwidth", None), "dram_copy": ("bandwidth", None),
-    "dram_triad": ("bandwidth", None), "dram_copy_memcpy": ("bandwidth", None), "l2_read": ("none", None),
-    "fp32_fma": ("cuda_core", "fp32"), "fp64_fma": ("cuda_core", "fp64"),
-    "fp16_fma": ("cuda_core", "fp16"), "bf16_fma": ("cuda_core", "bf16"),
-    "bf16_mma_sync": ("peak", "bf16"), "fp16_mma_sync": ("peak", "fp16"), "fp8_mma_sync": ("peak", "fp8"),
-    "bf16_wgmma": ("peak", "bf16"), "fp16_wgmma": ("peak", "fp16"), "fp8_wgmma": ("peak", "fp8"),
-    "tf32_wgmma": ("peak", "tf32"), "int8_wgmma": ("peak", "int8"),
-    "bf16_matmul_torch": ("peak", "bf16"), "fp16_matmul_torch": ("peak", "fp16"),
-    "tf32_matmul_torch": ("peak", "tf32"), "fp8_matmul_torch": ("peak", "fp8"),
-    "int8_matmul_torch": ("peak", "int8"), "launch_overhead": ("launch", None),
+    "dram_read": ("bandwidth", None),
+    "dram_write": ("bandwidth", None),
+    "dram_copy": ("bandwidth", None),
+    "dram_triad": ("bandwidth", None),
+    "dram_copy_memcpy": ("bandwidth", None),
+    "l2_read": ("none", None),
+    "fp32_fma": ("cuda_core", "fp32"),
+    "fp64_fma": ("cuda_core", "fp64"),
+    "fp16_fma": ("cuda_core", "fp16"),
+    "bf16_fma": ("cuda_core", "bf16"),
+    "bf16_mma_sync": ("peak", "bf16"),
+    "fp16_mma_sync": ("peak", "fp16"),
+    "fp8_mma_sync": ("peak", "fp8"),
+    "bf16_wgmma": ("peak", "bf16"),
+    "fp16_wgmma": ("peak", "fp16"),
+    "fp8_wgmma": ("peak", "fp8"),
+    "tf32_wgmma": ("peak", "tf32"),
+    "int8_wgmma": ("peak", "int8"),
+    "bf16_matmul_torch": ("peak", "bf16"),
+    "fp16_matmul_torch": ("peak", "fp16"),
+    "tf32_matmul_torch": ("peak", "tf32"),
+    "fp8_matmul_torch": ("peak", "fp8"),
+    "int8_matmul_torch": ("peak", "int8"),
+    "launch_overhead": ("launch", None),
 }
 # which measured ceilings calibrate which tensor/dense peak (the best of them is taken: a hardware
 # ceiling, whichever instruction or library reached it)
-CALIBRATES = {"bf16": ["bf16_mma_sync", "bf16_wgmma", "bf16_matmul_torch"],
-              "fp16": ["fp16_mma_sync", "fp16_wgmma", "fp16_matmul_torch"],
-              "fp8": ["fp8_mma_sync", "fp8_wgmma", "fp8_matmul_torch"],
-              "tf32": ["tf32_wgmma", "tf32_matmul_torch"],
-              "int8": ["int8_wgmma", "int8_matmul_torch"],
-              "fp32": ["fp32_fma"]}
+CALIBRATES = {
+    "bf16": ["bf16_mma_sync", "bf16_wgmma", "bf16_matmul_torch"],
+    "fp16": ["fp16_mma_sync", "fp16_wgmma", "fp16_matmul_torch"],
+    "fp8": ["fp8_mma_sync", "fp8_wgmma", "fp8_matmul_torch"],
+    "tf32": ["tf32_wgmma", "tf32_matmul_torch"],
+    "int8": ["int8_wgmma", "int8_matmul_torch"],
+    "fp32": ["fp32_fma"],
+}
 # Dense tensor-core work per SM per clock, by compute capability: the datasheet peak over
 # (SMs x the clock it assumes). CC 9.0: H100 SXM5 989.4 TFLOP/s bf16 = 132 SMs x 1830 MHz x 4096
 # (NVIDIA H100 Tensor Core GPU Architecture whitepaper, Table 3).
-TENSOR_PER_CLOCK: dict[str, dict[str, int]] = {"9.0": {"bf16": 4096, "fp16": 4096, "tf32": 2048, "fp8": 8192,
-                                                        "int8": 8192}}
+TENSOR_PER_CLOCK: dict[str, dict[str, int]] = {
+    "9.0": {"bf16": 4096, "fp16": 4096, "tf32": 2048, "fp8": 8192, "int8": 8192}
+}
 # the environment variables the interconnect section records (read, never set)
 NVLS_VARS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 # bf16 shapes with a leading dimension that is not a multiple of 8 elements (16 bytes)
@@ -308,9 +325,17 @@ def floor_rows(raw: dict[str, Any]) -> list[FloorRow]:
         if not f.get("verified") or not _ok_samples(f.get("samples_s")):
             continue
         s = f["samples_s"]
-        out.append(FloorRow(name=f["name"], method=methods.get(f["name"], f["name"]), median_s=median(s),
-                            p10_s=quantile(s, 0.1), p90_s=quantile(s, 0.9), samples=len(s),
-                            kernels_per_sample=int(f.get("kernels_per_sample", 1))))
+        out.append(
+            FloorRow(
+                name=f["name"],
+                method=methods.get(f["name"], f["name"]),
+                median_s=median(s),
+                p10_s=quantile(s, 0.1),
+                p90_s=quantile(s, 0.9),
+                samples=len(s),
+                kernels_per_sample=int(f.get("kernels_per_sample", 1)),
+            )
+        )
     return out
 
 
@@ -331,13 +356,16 @@ def per_sm_report(raw: dict[str, Any], hw: Hardware, notes: list[str]) -> PerSMR
             if not r.get("verified") or not _ok_samples(r.get("samples_s")):
                 continue
             if r.get("distinct_sms") != r["blocks"]:
-                notes.append(f"per-SM bandwidth: {r['blocks']} blocks ran on {r.get('distinct_sms')} SMs; "
-                             "that point is left out")
+                notes.append(
+                    f"per-SM bandwidth: {r['blocks']} blocks ran on {r.get('distinct_sms')} SMs; that point is left out"
+                )
                 continue
             bw = (2.0 if copy else 1.0) * r["bytes"] / median(r["samples_s"])
             if bw > limit:
-                notes.append(f"per-SM bandwidth: {bw / 1e12:.2f} TB/s with {r['blocks']} SMs is above "
-                             f"{IMPOSSIBLE}x the datasheet bandwidth; that point is left out")
+                notes.append(
+                    f"per-SM bandwidth: {bw / 1e12:.2f} TB/s with {r['blocks']} SMs is above "
+                    f"{IMPOSSIBLE}x the datasheet bandwidth; that point is left out"
+                )
                 continue
             out.append((r, bw))
         return out
@@ -352,25 +380,47 @@ def per_sm_report(raw: dict[str, Any], hw: Hardware, notes: list[str]) -> PerSMR
         rk = [(r, bw) for r, bw in reads if r["blocks"] == k]
         ck = [bw for r, bw in copies if r["blocks"] == k]
         best = max(rk, key=lambda t: t[1]) if rk else None
-        curve.append(CurvePoint(sms=k, read_bytes_per_s=best[1] if best else None,
-                                read_fraction_of_ceiling=best[1] / ceil if best and ceil else None,
-                                copy_bytes_per_s=max(ck) if ck else None,
-                                read_config=_config(best[0]) if best else None))
-    inflight = [InflightPoint(sms=r["blocks"], threads=r["threads"], unroll=r["unroll"],
-                              bytes_in_flight_per_sm=r["threads"] * r["unroll"] * 16, bytes_per_s=bw,
-                              p10_s=quantile(r["samples_s"], 0.1), p90_s=quantile(r["samples_s"], 0.9))
-                for r, bw in reads if r["blocks"] in (1, sms)]
+        curve.append(
+            CurvePoint(
+                sms=k,
+                read_bytes_per_s=best[1] if best else None,
+                read_fraction_of_ceiling=best[1] / ceil if best and ceil else None,
+                copy_bytes_per_s=max(ck) if ck else None,
+                read_config=_config(best[0]) if best else None,
+            )
+        )
+    inflight = [
+        InflightPoint(
+            sms=r["blocks"],
+            threads=r["threads"],
+            unroll=r["unroll"],
+            bytes_in_flight_per_sm=r["threads"] * r["unroll"] * 16,
+            bytes_per_s=bw,
+            p10_s=quantile(r["samples_s"], 0.1),
+            p90_s=quantile(r["samples_s"], 0.9),
+        )
+        for r, bw in reads
+        if r["blocks"] in (1, sms)
+    ]
     ones = [(r, bw) for r, bw in reads if r["blocks"] == 1]
     best1 = max(ones, key=lambda t: t[1]) if ones else None
-    reach = next((p.sms for p in curve if p.read_fraction_of_ceiling is not None
-                  and p.read_fraction_of_ceiling >= 0.9), None)
+    reach = next(
+        (p.sms for p in curve if p.read_fraction_of_ceiling is not None and p.read_fraction_of_ceiling >= 0.9), None
+    )
     if curve and reach is None:
         top = max((p.read_fraction_of_ceiling or 0.0) for p in curve)
-        notes.append(f"per-SM bandwidth: one block per SM never reached 90% of the read ceiling "
-                     f"(best {top:.0%}); the grid-stride kernels with more blocks per SM did")
-    return PerSMReport(read_ceiling_bytes_per_s=ceil, per_sm_bytes_per_s=best1[1] if best1 else None,
-                       per_sm_config=_config(best1[0]) if best1 else None, sms_for_90pct=reach, curve=curve,
-                       inflight=inflight)
+        notes.append(
+            f"per-SM bandwidth: one block per SM never reached 90% of the read ceiling "
+            f"(best {top:.0%}); the grid-stride kernels with more blocks per SM did"
+        )
+    return PerSMReport(
+        read_ceiling_bytes_per_s=ceil,
+        per_sm_bytes_per_s=best1[1] if best1 else None,
+        per_sm_config=_config(best1[0]) if best1 else None,
+        sms_for_90pct=reach,
+        curve=curve,
+        inflight=inflight,
+    )
 
 
 def latency_rows(raw: dict[str, Any], notes: list[str]) -> list[LatencyRow]:
@@ -379,9 +429,18 @@ def latency_rows(raw: dict[str, Any], notes: list[str]) -> list[LatencyRow]:
         if not r.get("verified") or not _ok_samples(r.get("samples_s")):
             continue
         s = r["samples_s"]
-        out.append(LatencyRow(name=r["name"], latency_s=median(s), p10_s=quantile(s, 0.1), p90_s=quantile(s, 0.9),
-                              buffer_bytes=r["buffer_bytes"], stride_bytes=r["stride_bytes"], steps=r["steps"],
-                              samples=len(s)))
+        out.append(
+            LatencyRow(
+                name=r["name"],
+                latency_s=median(s),
+                p10_s=quantile(s, 0.1),
+                p90_s=quantile(s, 0.9),
+                buffer_bytes=r["buffer_bytes"],
+                stride_bytes=r["stride_bytes"],
+                steps=r["steps"],
+                samples=len(s),
+            )
+        )
     by = {r.name: r for r in out}
     if "dram" in by and "l2" in by and by["dram"].latency_s <= by["l2"].latency_s:
         notes.append("memory latency: the DRAM chase was no slower than the L2 chase; it is not used")
@@ -401,11 +460,24 @@ def gemm_rows(raw: dict[str, Any], hw: Hardware, cal_doc: dict[str, Any]) -> lis
         n = round((c["work"] / 2) ** (1 / 3))
         peak, ds = _peak(cal_doc, dt), _datasheet(hw, c["name"])
         s = c.get("samples_s")
-        out.append(GemmRow(label="aligned", dtype=dt, m=n, n=n, k=n, impl=c.get("instruction") or "torch.matmul (cuBLAS)",
-                           median_s=c["median_s"], p10_s=quantile(s, 0.1) if _ok_samples(s) else None,
-                           p90_s=quantile(s, 0.9) if _ok_samples(s) else None, flops_per_s=c["value"],
-                           fraction=c["value"] / peak if peak else None,
-                           fraction_datasheet=c["value"] / ds if ds else None, verified=True, check=c.get("check")))
+        out.append(
+            GemmRow(
+                label="aligned",
+                dtype=dt,
+                m=n,
+                n=n,
+                k=n,
+                impl=c.get("instruction") or "torch.matmul (cuBLAS)",
+                median_s=c["median_s"],
+                p10_s=quantile(s, 0.1) if _ok_samples(s) else None,
+                p90_s=quantile(s, 0.9) if _ok_samples(s) else None,
+                flops_per_s=c["value"],
+                fraction=c["value"] / peak if peak else None,
+                fraction_datasheet=c["value"] / ds if ds else None,
+                verified=True,
+                check=c.get("check"),
+            )
+        )
     for g in raw.get("torch", {}).get("gemm", []):
         dt, m, n, k = g["dtype"], g["m"], g["n"], g["k"]
         s = g.get("samples_s")
@@ -415,12 +487,25 @@ def gemm_rows(raw: dict[str, Any], hw: Hardware, cal_doc: dict[str, Any]) -> lis
         ds = float(hw.peak_flops_per_s[dt].value) if dt in hw.peak_flops_per_s else None
         if dt == "fp32" and "fp32" in hw.cuda_core_flops_per_s:
             ds = float(hw.cuda_core_flops_per_s["fp32"].value)
-        out.append(GemmRow(label=g["label"], dtype=dt, m=m, n=n, k=k, impl=g.get("impl"),
-                           median_s=median(s) if ok and s else None,
-                           p10_s=quantile(s, 0.1) if ok and s else None, p90_s=quantile(s, 0.9) if ok and s else None,
-                           flops_per_s=rate, fraction=rate / peak if rate and peak else None,
-                           fraction_datasheet=rate / ds if rate and ds else None, verified=ok, check=g.get("check"),
-                           error=g.get("error")))
+        out.append(
+            GemmRow(
+                label=g["label"],
+                dtype=dt,
+                m=m,
+                n=n,
+                k=k,
+                impl=g.get("impl"),
+                median_s=median(s) if ok and s else None,
+                p10_s=quantile(s, 0.1) if ok and s else None,
+                p90_s=quantile(s, 0.9) if ok and s else None,
+                flops_per_s=rate,
+                fraction=rate / peak if rate and peak else None,
+                fraction_datasheet=rate / ds if rate and ds else None,
+                verified=ok,
+                check=g.get("check"),
+                error=g.get("error"),
+            )
+        )
     return out
 
 
@@ -440,22 +525,41 @@ def interconnect_report(raw: dict[str, Any], hw: Hardware, notes: list[str]) -> 
         gs = r.get("graph_samples_s")
         graph_ok = _ok_samples(gs) and bool(r.get("graph_verified"))
         gnote = r.get("graph_error") or (None if graph_ok or gs is None else "the graph's result check failed")
-        rows.append(AllReduceRow(dtype=r["dtype"], bytes=r["bytes"], eager_s=t, eager_p10_s=quantile(e, 0.1),
-                                 eager_p90_s=quantile(e, 0.9), graph_s=median(gs) if graph_ok and gs else None,
-                                 algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * 2 * (n - 1) / n if n > 1 else 0.0,
-                                 verified=bool(r.get("verified")), graph_note=gnote))
+        rows.append(
+            AllReduceRow(
+                dtype=r["dtype"],
+                bytes=r["bytes"],
+                eager_s=t,
+                eager_p10_s=quantile(e, 0.1),
+                eager_p90_s=quantile(e, 0.9),
+                graph_s=median(gs) if graph_ok and gs else None,
+                algbw_bytes_per_s=algbw,
+                busbw_bytes_per_s=algbw * 2 * (n - 1) / n if n > 1 else 0.0,
+                verified=bool(r.get("verified")),
+                graph_note=gnote,
+            )
+        )
     if any(not r.verified for r in rows):
         notes.append("interconnect: an all-reduce result check failed; those sizes are not used")
     p2p = ic.get("p2p") or {}
     p2p_bw, p2p_note = None, p2p.get("error")
     if p2p.get("verified") and _ok_samples(p2p.get("samples_s")):
         p2p_bw = p2p["bytes"] / median(p2p["samples_s"])
-        p2p_note = (f"cuda:{p2p.get('src', 0)} -> cuda:{p2p.get('dst', 1)}, tensor.copy_ of "
-                    f"{p2p['bytes'] / 2**30:.3g} GiB, {spread_text(p2p['samples_s'], _fmt_s)}; peer access "
-                    f"{'on' if p2p.get('peer_access') else 'off'}")
+        p2p_note = (
+            f"cuda:{p2p.get('src', 0)} -> cuda:{p2p.get('dst', 1)}, tensor.copy_ of "
+            f"{p2p['bytes'] / 2**30:.3g} GiB, {spread_text(p2p['samples_s'], _fmt_s)}; peer access "
+            f"{'on' if p2p.get('peer_access') else 'off'}"
+        )
     env = dict(doc.get("env", {}))
-    return InterconnectReport(gpus=n, nccl=doc.get("nccl"), env=env, allreduce=rows, p2p_bytes_per_s=p2p_bw,
-                              p2p_note=p2p_note, complete=bool(doc.get("complete")))
+    return InterconnectReport(
+        gpus=n,
+        nccl=doc.get("nccl"),
+        env=env,
+        allreduce=rows,
+        p2p_bytes_per_s=p2p_bw,
+        p2p_note=p2p_note,
+        complete=bool(doc.get("complete")),
+    )
 
 
 # ------------------------------------------------------------------ calibration
@@ -465,20 +569,27 @@ def _fig(value: float | int, note: str) -> dict[str, Any]:
     return {"value": value, "source": "probe", "kind": "measured", "note": note}
 
 
-def calibrated_hardware(hw: Hardware, raw: dict[str, Any], meta: dict[str, Any],
-                        notes: list[str] | None = None) -> dict[str, Any]:
+def calibrated_hardware(
+    hw: Hardware, raw: dict[str, Any], meta: dict[str, Any], notes: list[str] | None = None
+) -> dict[str, Any]:
     """A hardware document whose ceilings are the probe's measurements (kind: measured)."""
     ceil = {c["name"]: c for c in all_ceilings(raw)}
     doc = hw.model_dump(mode="json", exclude_none=True)
     doc["id"] = f"{hw.id}-measured"
     doc["name"] = f"{hw.name} (measured {meta['date']})"
     doc["aliases"] = []
-    doc["sources"]["probe"] = {"title": f"roofcalc probe on {raw['device']['name']}, driver {meta.get('driver')}, "
-                                        f"{meta['date']}: {meta['command']}"}
+    doc["sources"]["probe"] = {
+        "title": f"roofcalc probe on {raw['device']['name']}, driver {meta.get('driver')}, "
+        f"{meta['date']}: {meta['command']}"
+    }
 
     def fig(c: dict[str, Any]) -> dict[str, Any]:
-        return {"value": c["value"], "source": "probe", "kind": "measured",
-                "note": f"{c['name']}, median of {c['reps']}"}
+        return {
+            "value": c["value"],
+            "source": "probe",
+            "kind": "measured",
+            "note": f"{c['name']}, median of {c['reps']}",
+        }
 
     dram = [ceil[n] for n in ("dram_read", "dram_write", "dram_copy", "dram_triad", "dram_copy_memcpy") if n in ceil]
     if dram:
@@ -500,8 +611,13 @@ def calibrated_hardware(hw: Hardware, raw: dict[str, Any], meta: dict[str, Any],
         else:
             doc["expected"][name] = value
     doc["expected"] = {k: v for k, v in doc["expected"].items() if v != {}}
-    doc["calibration"] = {"base": hw.id, "device_name": raw["device"]["name"], "driver": meta.get("driver"),
-                          "date": meta["date"], "command": meta["command"]}
+    doc["calibration"] = {
+        "base": hw.id,
+        "device_name": raw["device"]["name"],
+        "driver": meta.get("driver"),
+        "date": meta["date"],
+        "command": meta["command"],
+    }
     doc["calibration"]["schema_version"] = CALIBRATION_SCHEMA
     return doc
 
@@ -513,21 +629,30 @@ def _restated_base_expected(hw: Hardware, doc: dict[str, Any], notes: list[str])
     def restate(fig: dict[str, Any], old: float, new: float, what: str) -> dict[str, Any]:
         if old == new:
             return fig
-        return {"value": fig["value"] * old / new, "source": fig["source"], "kind": "derived",
-                "note": f"registry figure {fig['value']:.3g} of the datasheet {what}, restated against this "
-                        f"file's measured {what}"}
+        return {
+            "value": fig["value"] * old / new,
+            "source": fig["source"],
+            "kind": "derived",
+            "note": f"registry figure {fig['value']:.3g} of the datasheet {what}, restated against this "
+            f"file's measured {what}",
+        }
 
     for key in ("dram_read_fraction", "dram_copy_fraction"):
         if key in base:
-            base[key] = restate(base[key], hw.bandwidth, float(doc["memory"]["bandwidth_bytes_per_s"]["value"]),
-                                "bandwidth")
+            base[key] = restate(
+                base[key], hw.bandwidth, float(doc["memory"]["bandwidth_bytes_per_s"]["value"]), "bandwidth"
+            )
     for key in ("tensor_fraction", "unaligned_tensor_fraction", "mma_sync_fraction"):
         for dt, fig in list(base.get(key, {}).items()):
             if dt in hw.peak_flops_per_s and dt in doc["peak_flops_per_s"]:
                 base[key][dt] = restate(fig, hw.peak(dt), float(doc["peak_flops_per_s"][dt]["value"]), f"{dt} peak")
     if "cuda_core_gemm_fraction" in base and "fp32" in hw.peak_flops_per_s:
-        base["cuda_core_gemm_fraction"] = restate(base["cuda_core_gemm_fraction"], hw.peak("fp32"),
-                                                  float(doc["peak_flops_per_s"]["fp32"]["value"]), "fp32 peak")
+        base["cuda_core_gemm_fraction"] = restate(
+            base["cuda_core_gemm_fraction"],
+            hw.peak("fp32"),
+            float(doc["peak_flops_per_s"]["fp32"]["value"]),
+            "fp32 peak",
+        )
     if any(v for v in base.values()):
         notes.append("calibration: figures under expected: that the probe did not measure are the registry file's")
     return dict(base)
@@ -550,8 +675,10 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         if name not in fields:
             if name not in missing:
                 missing.add(name)
-                notes.append(f"calibration: expected.{name} measured ({value:.4g}{' for ' + key if key else ''}) "
-                             "but not written: the hardware model has no such field")
+                notes.append(
+                    f"calibration: expected.{name} measured ({value:.4g}{' for ' + key if key else ''}) "
+                    "but not written: the hardware model has no such field"
+                )
             return
         if key is None:
             out[name] = _fig(value, note)
@@ -559,8 +686,12 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
             out.setdefault(name, {})[key] = _fig(value, note)
 
     floors = {f.name: f for f in floor_rows(raw)}
-    for name, field in (("event", "event_floor_s"), ("stream", "stream_floor_s"), ("graph", "graph_floor_s"),
-                        ("torch_op", "torch_op_floor_s")):
+    for name, field in (
+        ("event", "event_floor_s"),
+        ("stream", "stream_floor_s"),
+        ("graph", "graph_floor_s"),
+        ("torch_op", "torch_op_floor_s"),
+    ):
         f = floors.get(name)
         if f is not None:
             put(field, f.median_s, f"{f.method}; median of {f.samples}, p10-p90 {_fmt_s(f.p10_s)}-{_fmt_s(f.p90_s)}")
@@ -568,78 +699,123 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
     for name, field in (("dram", "dram_latency_s"), ("l2", "l2_latency_s")):
         lr = lat.get(name)
         if lr is not None:
-            put(field, lr.latency_s, f"one thread, {lr.steps} dependent loads (ld.global.cg) per walk over a random cycle "
-                                    f"in {lr.buffer_bytes / 2**20:.0f} MiB, {lr.stride_bytes}-byte stride; median of "
-                                    f"{lr.samples} walks, p10-p90 {_fmt_s(lr.p10_s)}-{_fmt_s(lr.p90_s)}")
+            put(
+                field,
+                lr.latency_s,
+                f"one thread, {lr.steps} dependent loads (ld.global.cg) per walk over a random cycle "
+                f"in {lr.buffer_bytes / 2**20:.0f} MiB, {lr.stride_bytes}-byte stride; median of "
+                f"{lr.samples} walks, p10-p90 {_fmt_s(lr.p10_s)}-{_fmt_s(lr.p90_s)}",
+            )
     ps = per_sm_report(raw, hw, [])
     if ps is not None:
         if ps.per_sm_bytes_per_s:
-            put("per_sm_bandwidth_bytes_per_s", ps.per_sm_bytes_per_s,
+            put(
+                "per_sm_bandwidth_bytes_per_s",
+                ps.per_sm_bytes_per_s,
                 f"one block alone on one SM streaming its own slice, best of the bytes-in-flight shapes "
-                f"({ps.per_sm_config}), median of its samples")
+                f"({ps.per_sm_config}), median of its samples",
+            )
         # Little's law: bytes in flight over the bandwidth they give one SM, where little is in
         # flight (the latency a streaming load sees, issue and loop included)
-        small = sorted(q.bytes_in_flight_per_sm / (q.bytes_per_s / q.sms) for q in ps.inflight
-                       if q.bytes_per_s and q.bytes_in_flight_per_sm <= 16384)
+        small = sorted(
+            q.bytes_in_flight_per_sm / (q.bytes_per_s / q.sms)
+            for q in ps.inflight
+            if q.bytes_per_s and q.bytes_in_flight_per_sm <= 16384
+        )
         if small:
-            put("loaded_latency_s", small[len(small) // 2],
-                f"median of {len(small)} per-SM points with <= 16 KiB in flight: bytes in flight / bandwidth")
+            put(
+                "loaded_latency_s",
+                small[len(small) // 2],
+                f"median of {len(small)} per-SM points with <= 16 KiB in flight: bytes in flight / bandwidth",
+            )
         for p in ps.curve:
             if p.read_bytes_per_s:
-                put("read_bandwidth_by_sms", p.read_bytes_per_s, f"{p.sms} SMs, one block each, {p.read_config}",
-                    key=str(p.sms))
+                put(
+                    "read_bandwidth_by_sms",
+                    p.read_bytes_per_s,
+                    f"{p.sms} SMs, one block each, {p.read_config}",
+                    key=str(p.sms),
+                )
         if ps.sms_for_90pct:
-            put("sms_to_saturate_read", ps.sms_for_90pct, "fewest SMs (one block each) measured at >= 90% of the "
-                                                          "dram_read ceiling")
+            put(
+                "sms_to_saturate_read",
+                ps.sms_for_90pct,
+                "fewest SMs (one block each) measured at >= 90% of the dram_read ceiling",
+            )
     bw = float(doc["memory"]["bandwidth_bytes_per_s"]["value"])
     ceil = {c["name"]: c for c in all_ceilings(raw) if c.get("verified")}
     if "dram_read" in ceil:
-        put("dram_read_fraction", ceil["dram_read"]["value"] / bw,
-            "dram_read (grid-stride 16-byte loads, best launch shape) / memory.bandwidth_bytes_per_s of this file")
+        put(
+            "dram_read_fraction",
+            ceil["dram_read"]["value"] / bw,
+            "dram_read (grid-stride 16-byte loads, best launch shape) / memory.bandwidth_bytes_per_s of this file",
+        )
     # a kernel that reads and writes streams like the probe's copy kernel (cudaMemcpy's own
     # engine path is faster, but PyTorch's kernels are kernels)
     copy = ceil.get("dram_copy") or ceil.get("dram_copy_memcpy")
     if copy:
-        put("dram_copy_fraction", copy["value"] / bw,
+        put(
+            "dram_copy_fraction",
+            copy["value"] / bw,
             f"{copy['name']} (a kernel reading and writing, bytes read + written) / memory.bandwidth_bytes_per_s "
-            "of this file")
+            "of this file",
+        )
     if "l2_read" in ceil:
-        put("l2_bandwidth_bytes_per_s", ceil["l2_read"]["value"],
-            f"l2_read: a quarter of the L2 read 64 times per launch by every SM, median of {ceil['l2_read']['reps']}")
+        put(
+            "l2_bandwidth_bytes_per_s",
+            ceil["l2_read"]["value"],
+            f"l2_read: a quarter of the L2 read 64 times per launch by every SM, median of {ceil['l2_read']['reps']}",
+        )
     for dt in ("bf16", "fp16", "fp8"):
         c = ceil.get(f"{dt}_mma_sync")
         peak = _peak(doc, dt)
         if c is not None and peak:
-            put("mma_sync_fraction", c["value"] / peak, f"{c['name']} ({_instruction(c)}, 8 accumulators per warp, "
-                                                        f"median of {c['reps']}) / peak_flops_per_s.{dt} of this file",
-                key=dt)
+            put(
+                "mma_sync_fraction",
+                c["value"] / peak,
+                f"{c['name']} ({_instruction(c)}, 8 accumulators per warp, "
+                f"median of {c['reps']}) / peak_flops_per_s.{dt} of this file",
+                key=dt,
+            )
     clocks = {n: float(c["sm_clock_mhz"]) for n, c in ceil.items() if c.get("sm_clock_mhz")}
     if clocks:
         # under tensor-core load where wgmma ran (the lowest clock: the power limit binds there), else under FMA
         tensor = {n: v for n, v in clocks.items() if n.endswith("_wgmma")}
         pick = min(tensor.items(), key=lambda kv: kv[1]) if tensor else min(clocks.items(), key=lambda kv: kv[1])
         listed = ", ".join(f"{n} {v:.0f}" for n, v in clocks.items())
-        put("sustained_sm_clock_mhz", round(pick[1], 1),
+        put(
+            "sustained_sm_clock_mhz",
+            round(pick[1], 1),
             f"effective SM clock (clock64 against %globaltimer) during {pick[0]}, the lowest of the "
-            f"{'wgmma' if tensor else 'FMA'} runs; all, in MHz: {listed}")
+            f"{'wgmma' if tensor else 'FMA'} runs; all, in MHz: {listed}",
+        )
     for c in raw.get("torch", {}).get("ceilings", []):
         dt = c["name"].removesuffix("_matmul_torch")
         peak = _peak(doc, dt)
         if peak and c.get("verified"):
             top = doc["peak_flops_per_s"][dt].get("note", "")
-            put("tensor_fraction", c["value"] / peak, f"{c['name']} ({c.get('instruction') or 'cuBLAS'}, 8192^3, "
-                                                      f"median of {c['reps']}) / peak_flops_per_s.{dt} ({top})", key=dt)
+            put(
+                "tensor_fraction",
+                c["value"] / peak,
+                f"{c['name']} ({c.get('instruction') or 'cuBLAS'}, 8192^3, "
+                f"median of {c['reps']}) / peak_flops_per_s.{dt} ({top})",
+                key=dt,
+            )
     rows = gemm_rows(raw, hw, doc)
     for r in rows:
         if r.flops_per_s and r.fraction_datasheet and r.fraction_datasheet > IMPOSSIBLE:
-            notes.append(f"GEMM {r.dtype} {r.m}x{r.n}x{r.k} ({r.label}) ran above {IMPOSSIBLE}x its datasheet peak; "
-                         "not used")
+            notes.append(
+                f"GEMM {r.dtype} {r.m}x{r.n}x{r.k} ({r.label}) ran above {IMPOSSIBLE}x its datasheet peak; not used"
+            )
     usable = [r for r in rows if r.verified and r.flops_per_s and not (r.fraction_datasheet or 0) > IMPOSSIBLE]
     sgemm = [r for r in usable if r.dtype == "fp32" and r.label.startswith("CUDA cores") and r.m == 8192]
     if sgemm and _peak(doc, "fp32"):
         r = sgemm[0]
-        put("cuda_core_gemm_fraction", (r.flops_per_s or 0.0) / (_peak(doc, "fp32") or 1.0),
-            f"torch.matmul fp32 {r.m}x{r.n}x{r.k} with TF32 off ({r.check}) / peak_flops_per_s.fp32 of this file")
+        put(
+            "cuda_core_gemm_fraction",
+            (r.flops_per_s or 0.0) / (_peak(doc, "fp32") or 1.0),
+            f"torch.matmul fp32 {r.m}x{r.n}x{r.k} with TF32 off ({r.check}) / peak_flops_per_s.fp32 of this file",
+        )
     skinny = [r for r in usable if r.dtype == "bf16" and r.label == "skinny" and r.median_s]
     floor = (doc.get("expected") or {}).get("event_floor_s", {}).get("value")
     if skinny and floor and "dram_read" in ceil:
@@ -647,20 +823,31 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         moved = (r.m * r.k + r.k * r.n + r.m * r.n) * 2
         body = (r.median_s or 0.0) - float(floor)
         if body > 0:
-            put("skinny_gemm_bandwidth_fraction", min(moved / body / ceil["dram_read"]["value"], 1.0),
+            put(
+                "skinny_gemm_bandwidth_fraction",
+                min(moved / body / ceil["dram_read"]["value"], 1.0),
                 f"torch.matmul bf16 {r.m}x{r.n}x{r.k} (the weights streamed once): bytes / (time - event floor) "
-                "/ dram_read")
+                "/ dram_read",
+            )
     odd = [r for r in usable if r.dtype == "bf16" and r.label in UNALIGNED_LABELS]
     if odd and _peak(doc, "bf16"):
         rate = median([r.flops_per_s or 0.0 for r in odd])
         shapes = ", ".join(f"{r.m}x{r.n}x{r.k}" for r in odd)
-        put("unaligned_tensor_fraction", rate / (_peak(doc, "bf16") or 1.0),
+        put(
+            "unaligned_tensor_fraction",
+            rate / (_peak(doc, "bf16") or 1.0),
             f"median rate of the bf16 GEMMs with a leading dimension not a multiple of 8 ({shapes}) / "
-            "peak_flops_per_s.bf16 of this file", key="bf16")
+            "peak_flops_per_s.bf16 of this file",
+            key="bf16",
+        )
     fp8 = [r for r in usable if r.dtype == "fp8" and r.label == "k not a multiple of 16"]
     if fp8 and _peak(doc, "fp8"):
-        put("unaligned_tensor_fraction", (fp8[0].flops_per_s or 0.0) / (_peak(doc, "fp8") or 1.0),
-            f"fp8 {fp8[0].m}x{fp8[0].n}x{fp8[0].k} through torch._scaled_mm / peak_flops_per_s.fp8", key="fp8")
+        put(
+            "unaligned_tensor_fraction",
+            (fp8[0].flops_per_s or 0.0) / (_peak(doc, "fp8") or 1.0),
+            f"fp8 {fp8[0].m}x{fp8[0].n}x{fp8[0].k} through torch._scaled_mm / peak_flops_per_s.fp8",
+            key="fp8",
+        )
     ic = interconnect_report(raw, hw, [])
     if ic is not None:
         _interconnect_figures(ic, hw, put, notes)
@@ -674,19 +861,26 @@ def _interconnect_figures(ic: InterconnectReport, hw: Hardware, put: Any, notes:
         return
     small = min(rows, key=lambda r: r.bytes)
     how = f"{ic.gpus} GPUs, NCCL {ic.nccl or '?'}, bf16 sum of {small.bytes // 1024} KiB"
-    put("allreduce_latency_s", small.eager_s, f"{how}, eager: batches of back-to-back dist.all_reduce between two "
-                                              f"CUDA events, per call; p10-p90 {_fmt_s(small.eager_p10_s)}-"
-                                              f"{_fmt_s(small.eager_p90_s)}")
+    put(
+        "allreduce_latency_s",
+        small.eager_s,
+        f"{how}, eager: batches of back-to-back dist.all_reduce between two "
+        f"CUDA events, per call; p10-p90 {_fmt_s(small.eager_p10_s)}-"
+        f"{_fmt_s(small.eager_p90_s)}",
+    )
     if small.graph_s is not None:
         put("allreduce_graph_latency_s", small.graph_s, f"{how}, 20 calls captured in a CUDA graph, per call")
     big = max(rows, key=lambda r: r.bytes)
     if big.busbw_bytes_per_s > limit:
-        notes.append("interconnect: the all-reduce bus bandwidth is above 1.2x the datasheet interconnect figure; "
-                     "not used")
+        notes.append(
+            "interconnect: the all-reduce bus bandwidth is above 1.2x the datasheet interconnect figure; not used"
+        )
     else:
-        put("allreduce_bus_bytes_per_s", big.busbw_bytes_per_s,
-            f"bf16 all-reduce of {big.bytes / 2**30:.3g} GiB on {ic.gpus} GPUs, eager: algorithm bandwidth x "
-            f"2(n-1)/n")
+        put(
+            "allreduce_bus_bytes_per_s",
+            big.busbw_bytes_per_s,
+            f"bf16 all-reduce of {big.bytes / 2**30:.3g} GiB on {ic.gpus} GPUs, eager: algorithm bandwidth x 2(n-1)/n",
+        )
     if ic.p2p_bytes_per_s is not None:
         if ic.p2p_bytes_per_s > limit:
             notes.append("interconnect: the peer-to-peer copy is above 1.2x the datasheet figure; not used")
@@ -697,8 +891,9 @@ def _interconnect_figures(ic: InterconnectReport, hw: Hardware, put: Any, notes:
 # ------------------------------------------------------------------ the report
 
 
-def _op_note(row_ratio: float, bound: str, pred: float, label: str, op: str, warnings: list[str],
-             phases: dict[str, float] | None) -> str | None:
+def _op_note(
+    row_ratio: float, bound: str, pred: float, label: str, op: str, warnings: list[str], phases: dict[str, float] | None
+) -> str | None:
     if 0.5 <= row_ratio <= 2.0:
         return None
     if phases:
@@ -724,28 +919,34 @@ def _tensor_notes(hw: Hardware, raw: dict[str, Any], ceilings: list[CeilingRow],
         dt = row.name.removesuffix("_wgmma")
         if row.sm_clock_mhz and dt in per_clock and sms:
             per = row.measured / (sms * row.sm_clock_mhz * 1e6)
-            notes.append(f"{row.name} ran at an effective SM clock of {row.sm_clock_mhz:.0f} MHz: {per:.0f} "
-                         f"{'OP' if dt == 'int8' else 'FLOP'} per SM per clock, {per / per_clock[dt]:.1%} of the "
-                         f"{per_clock[dt]} dense per clock that CC {cc} does")
+            notes.append(
+                f"{row.name} ran at an effective SM clock of {row.sm_clock_mhz:.0f} MHz: {per:.0f} "
+                f"{'OP' if dt == 'int8' else 'FLOP'} per SM per clock, {per / per_clock[dt]:.1%} of the "
+                f"{per_clock[dt]} dense per clock that CC {cc} does"
+            )
     if wg:
         parts = []
         for dt in ("bf16", "fp16", "fp8", "tf32", "int8"):
             by = [n for n in (f"{dt}_wgmma", f"{dt}_mma_sync", f"{dt}_matmul_torch") if n in have]
             if by:
                 parts.append(f"{dt}: " + ", ".join(by))
-        notes.append("tensor cores measured with: wgmma.mma_async (warpgroup MMA, sm_90a) per dtype, mma.sync "
-                     "(the pre-Hopper path) and cuBLAS through PyTorch; each peak is the best of them (" +
-                     "; ".join(parts) + ")")
+        notes.append(
+            "tensor cores measured with: wgmma.mma_async (warpgroup MMA, sm_90a) per dtype, mma.sync "
+            "(the pre-Hopper path) and cuBLAS through PyTorch; each peak is the best of them (" + "; ".join(parts) + ")"
+        )
     elif any(row.name.endswith("_mma_sync") for row in ceilings):
         if hw.cc and hw.cc[0] == 9:
-            notes.append("mma.sync is the pre-Hopper tensor-core path: Hopper reaches its full tensor rate only "
-                         "with wgmma (warpgroup MMA), so the *_mma_sync figures sit below the dense peak")
+            notes.append(
+                "mma.sync is the pre-Hopper tensor-core path: Hopper reaches its full tensor rate only "
+                "with wgmma (warpgroup MMA), so the *_mma_sync figures sit below the dense peak"
+            )
         if raw.get("wgmma_skipped"):
             notes.append(f"wgmma not measured: {raw['wgmma_skipped']}")
 
 
-def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skipped: list[str],
-                 quick: bool) -> tuple[ProbeReport, dict[str, Any]]:
+def build_report(
+    raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skipped: list[str], quick: bool
+) -> tuple[ProbeReport, dict[str, Any]]:
     """Compare raw measurements with the engines. Returns the report and the calibration doc."""
     from ..occupancy_solver import blocks_per_sm
     from ..roofline import analyze
@@ -757,21 +958,36 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skippe
         ds = _datasheet(hw, c["name"])
         frac = c["value"] / ds if ds else None
         if c["unit"] != "s" and frac is not None and frac > IMPOSSIBLE:
-            raise DomainError(f"impossible measurement: {c['name']} = {c['value']:.4g} {c['unit']} is "
-                              f"{frac:.2f}x the datasheet figure; refusing to calibrate")
+            raise DomainError(
+                f"impossible measurement: {c['name']} = {c['value']:.4g} {c['unit']} is "
+                f"{frac:.2f}x the datasheet figure; refusing to calibrate"
+            )
         if not c.get("verified", False):
             raise DomainError(f"the result check of {c['name']} failed; refusing to calibrate")
         s = c.get("samples_s")
-        ceilings.append(CeilingRow(name=c["name"], unit=c["unit"], datasheet=ds, measured=c["value"], fraction=frac,
-                                   median_s=c["median_s"], reps=c["reps"], sm_clock_mhz=c.get("sm_clock_mhz"),
-                                   instruction=_instruction(c), p10_s=quantile(s, 0.1) if s and _ok_samples(s) else None,
-                                   p90_s=quantile(s, 0.9) if s and _ok_samples(s) else None))
+        ceilings.append(
+            CeilingRow(
+                name=c["name"],
+                unit=c["unit"],
+                datasheet=ds,
+                measured=c["value"],
+                fraction=frac,
+                median_s=c["median_s"],
+                reps=c["reps"],
+                sm_clock_mhz=c.get("sm_clock_mhz"),
+                instruction=_instruction(c),
+                p10_s=quantile(s, 0.1) if s and _ok_samples(s) else None,
+                p90_s=quantile(s, 0.9) if s and _ok_samples(s) else None,
+            )
+        )
     boost = hw.clocks.boost_mhz.value if hw.clocks.boost_mhz else None
     for row in ceilings:
         if row.sm_clock_mhz and boost and row.fraction is not None and not row.name.endswith("_wgmma"):
             at_clock = row.fraction * boost / row.sm_clock_mhz
-            notes.append(f"{row.name} ran at an effective SM clock of {row.sm_clock_mhz:.0f} MHz (the datasheet rate "
-                         f"assumes {boost:.0f}); at that clock it reached {at_clock:.1%} of the per-clock peak")
+            notes.append(
+                f"{row.name} ran at an effective SM clock of {row.sm_clock_mhz:.0f} MHz (the datasheet rate "
+                f"assumes {boost:.0f}); at that clock it reached {at_clock:.1%} of the per-clock peak"
+            )
     _tensor_notes(hw, raw, ceilings, notes)
     cal_doc = calibrated_hardware(hw, raw, meta, notes)
     cal = validate(Hardware, cal_doc, "calibration")
@@ -779,12 +995,22 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skippe
     residency = []
     for r in raw.get("occupancy", []):
         blocks, lims = blocks_per_sm(hw, r["threads"], r["regs"], r["dyn_smem"], r["static_smem"], r["carveout"])
-        residency.append(ResidencyRow(
-            name=r["name"], threads=r["threads"], regs=r["regs"], static_smem=r["static_smem"],
-            dyn_smem=r["dyn_smem"], carveout=r["carveout"], expected_limiter=r["expected_limiter"],
-            solver_limiters=lims, solver_blocks=blocks, runtime_blocks=r["runtime_blocks"],
-            measured_blocks=r["measured_blocks"],
-            agree=blocks == r["runtime_blocks"] == r["measured_blocks"]))
+        residency.append(
+            ResidencyRow(
+                name=r["name"],
+                threads=r["threads"],
+                regs=r["regs"],
+                static_smem=r["static_smem"],
+                dyn_smem=r["dyn_smem"],
+                carveout=r["carveout"],
+                expected_limiter=r["expected_limiter"],
+                solver_limiters=lims,
+                solver_blocks=blocks,
+                runtime_blocks=r["runtime_blocks"],
+                measured_blocks=r["measured_blocks"],
+                agree=blocks == r["runtime_blocks"] == r["measured_blocks"],
+            )
+        )
 
     ops = []
     for o in list(raw.get("ops", [])) + list(raw.get("torch", {}).get("ops", [])):
@@ -793,11 +1019,23 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skippe
         cr = analyze(o["op"], cal, dtype=o["dtype"], **params)
         ratio = o["median_s"] / cr.predicted_s
         label = o.get("label", o["op"])
-        ops.append(OpRow(op=o["op"], label=label, dtype=o["dtype"], params=params, impl=o["impl"], bound=cr.bound,
-                         predicted_datasheet_s=dr.predicted_s, predicted_calibrated_s=cr.predicted_s,
-                         measured_s=o["median_s"], ratio=ratio, verified=bool(o["verified"]), phases_s=o.get("phases_s"),
-                         note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"], cr.warnings,
-                                       o.get("phases_s"))))
+        ops.append(
+            OpRow(
+                op=o["op"],
+                label=label,
+                dtype=o["dtype"],
+                params=params,
+                impl=o["impl"],
+                bound=cr.bound,
+                predicted_datasheet_s=dr.predicted_s,
+                predicted_calibrated_s=cr.predicted_s,
+                measured_s=o["median_s"],
+                ratio=ratio,
+                verified=bool(o["verified"]),
+                phases_s=o.get("phases_s"),
+                note=_op_note(ratio, cr.bound, cr.predicted_s, label, o["op"], cr.warnings, o.get("phases_s")),
+            )
+        )
     bad = [o for o in ops if not o.verified]
     if bad:
         raise DomainError(f"the result check of op {bad[0].op} ({bad[0].label}) failed")
@@ -826,16 +1064,36 @@ def build_report(raw: dict[str, Any], hw: Hardware, meta: dict[str, Any], skippe
         summary["sms_for_90pct_read"] = per_sm.sms_for_90pct
     for r in latency:
         summary[f"{r.name}_latency_s"] = r.latency_s
-    expected = {k: v for k, v in cal_doc.get("expected", {}).items()
-                if (isinstance(v, dict) and v.get("source") == "probe")
-                or (isinstance(v, dict) and any(isinstance(x, dict) and x.get("source") == "probe" for x in v.values()))}
+    expected = {
+        k: v
+        for k, v in cal_doc.get("expected", {}).items()
+        if (isinstance(v, dict) and v.get("source") == "probe")
+        or (isinstance(v, dict) and any(isinstance(x, dict) and x.get("source") == "probe" for x in v.values()))
+    }
     if interconnect is not None:
         for key in ("allreduce_latency_s", "allreduce_graph_latency_s", "allreduce_bus_bytes_per_s", "p2p_bytes_per_s"):
             if key in expected:
                 summary[key] = expected[key]["value"]
-    report = ProbeReport(date=meta["date"], command=meta["command"], hardware=hw.id, device=raw["device"],
-                         driver=meta.get("driver"), nvcc=meta.get("nvcc"), quick=quick, ceilings=ceilings,
-                         residency=residency, ops=ops, summary=summary, skipped=skipped, notes=notes, raw=raw,
-                         floors=floors, per_sm=per_sm, latency=latency, gemm=gemm, interconnect=interconnect,
-                         expected=expected)
+    report = ProbeReport(
+        date=meta["date"],
+        command=meta["command"],
+        hardware=hw.id,
+        device=raw["device"],
+        driver=meta.get("driver"),
+        nvcc=meta.get("nvcc"),
+        quick=quick,
+        ceilings=ceilings,
+        residency=residency,
+        ops=ops,
+        summary=summary,
+        skipped=skipped,
+        notes=notes,
+        raw=raw,
+        floors=floors,
+        per_sm=per_sm,
+        latency=latency,
+        gemm=gemm,
+        interconnect=interconnect,
+        expected=expected,
+    )
     return report, cal_doc

@@ -44,9 +44,26 @@ from .report import (
 )
 
 __all__ = [
-    "CALIBRATES", "CALIBRATION_SCHEMA", "DATASHEET_OF", "IMPOSSIBLE", "SCHEMA_VERSION", "Build", "CeilingRow",
-    "OpRow", "ProbeReport", "Progress", "ResidencyRow", "build_probe", "build_report", "calibrated_hardware",
-    "calibration_yaml", "detect_gpu", "find_nvcc", "report_from_file", "run_probe", "write_atomic",
+    "CALIBRATES",
+    "CALIBRATION_SCHEMA",
+    "DATASHEET_OF",
+    "IMPOSSIBLE",
+    "SCHEMA_VERSION",
+    "Build",
+    "CeilingRow",
+    "OpRow",
+    "ProbeReport",
+    "Progress",
+    "ResidencyRow",
+    "build_probe",
+    "build_report",
+    "calibrated_hardware",
+    "calibration_yaml",
+    "detect_gpu",
+    "find_nvcc",
+    "report_from_file",
+    "run_probe",
+    "write_atomic",
 ]
 
 # (section of probe.cu, phase label, required, timeout in s, part of --quick)
@@ -130,8 +147,11 @@ DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
 
 
 def find_nvcc() -> str:
-    for cand in (shutil.which("nvcc"), os.environ.get("CUDA_HOME") and f"{os.environ['CUDA_HOME']}/bin/nvcc",
-                 DEFAULT_NVCC):
+    for cand in (
+        shutil.which("nvcc"),
+        os.environ.get("CUDA_HOME") and f"{os.environ['CUDA_HOME']}/bin/nvcc",
+        DEFAULT_NVCC,
+    ):
         if cand and Path(cand).is_file():
             return cand
     raise DomainError("nvcc not found: install the CUDA toolkit or set CUDA_HOME (the probe is built on first use)")
@@ -142,8 +162,12 @@ def detect_gpu() -> dict[str, Any]:
     if smi is None:
         raise DomainError("no NVIDIA GPU found: nvidia-smi is not on PATH")
     try:
-        out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise DomainError(f"no NVIDIA GPU found: nvidia-smi failed ({e})") from None
     lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
@@ -180,8 +204,16 @@ def _cache_root() -> Path:
 class Build:
     """One nvcc compilation, started at once in the background; cached per source, flags and nvcc."""
 
-    def __init__(self, nvcc: str, source: str, stem: str, gencode: str, defines: tuple[str, ...] = (),
-                 cache_dir: Path | None = None, label: str = "the probe") -> None:
+    def __init__(
+        self,
+        nvcc: str,
+        source: str,
+        stem: str,
+        gencode: str,
+        defines: tuple[str, ...] = (),
+        cache_dir: Path | None = None,
+        label: str = "the probe",
+    ) -> None:
         src = cuda_source(source)
         key = hashlib.sha256(f"{src}\0{gencode}\0{' '.join(defines)}\0{nvcc_version(nvcc)}".encode()).hexdigest()[:16]
         root = cache_dir or _cache_root()
@@ -199,8 +231,9 @@ class Build:
         self.out = self.tmp / stem
         cmd = [nvcc, "-O3", "-std=c++17", f"-gencode={gencode}", *defines, "-o", str(self.out), str(cu)]
         try:
-            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                         errors="replace")
+            self.proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
+            )
         except OSError as e:
             self.error = str(e)
             self._cleanup()
@@ -243,16 +276,24 @@ def build_probe(nvcc: str, arch: str, cache_dir: Path | None = None) -> Path:
 
 def wgmma_build(nvcc: str, dtype: str, cache_dir: Path | None = None) -> Build:
     """The wgmma binary for one dtype (sm_90a only), started in the background."""
-    return Build(nvcc, "wgmma.cu", f"wgmma-{dtype}-sm90a", "arch=compute_90a,code=sm_90a",
-                 (f"-DWGMMA_DT={WGMMA_DTYPES.index(dtype)}",), cache_dir=cache_dir, label=f"the wgmma probe ({dtype})")
+    return Build(
+        nvcc,
+        "wgmma.cu",
+        f"wgmma-{dtype}-sm90a",
+        "arch=compute_90a,code=sm_90a",
+        (f"-DWGMMA_DT={WGMMA_DTYPES.index(dtype)}",),
+        cache_dir=cache_dir,
+        label=f"the wgmma probe ({dtype})",
+    )
 
 
 def run_section(cmd: list[str], timeout: float, on_progress: Callable[[str], None]) -> dict[str, Any]:
     """Run one probe binary; stream its '@progress' lines; return the JSON object it prints."""
     with tempfile.TemporaryFile() as out:
         try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True, errors="replace",
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True
+            )
         except OSError as e:
             raise DomainError(f"cannot run {Path(cmd[0]).name}: {e.strerror}") from None
         err_lines: list[str] = []
@@ -263,7 +304,7 @@ def run_section(cmd: list[str], timeout: float, on_progress: Callable[[str], Non
             for line in proc.stderr:
                 if line.startswith("@progress "):
                     with contextlib.suppress(Exception):  # a display problem never stops a measurement
-                        on_progress(line[len("@progress "):].strip())
+                        on_progress(line[len("@progress ") :].strip())
                 else:
                     err_lines.append(line.rstrip("\n"))
 
@@ -317,8 +358,10 @@ def _drop_unusable(rows: list[dict[str, Any]], hw: Hardware, skipped: list[str])
                 skipped.append(f"{c['name']}: its result check failed; not used")
                 continue
             if ds and c["value"] > IMPOSSIBLE * ds:
-                skipped.append(f"{c['name']}: {c['value']:.4g} {c['unit']} is {c['value'] / ds:.2f}x the datasheet "
-                               "figure, a measurement error; not used")
+                skipped.append(
+                    f"{c['name']}: {c['value']:.4g} {c['unit']} is {c['value'] / ds:.2f}x the datasheet "
+                    "figure, a measurement error; not used"
+                )
                 continue
         keep.append(c)
     return keep
@@ -332,16 +375,22 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
     try:
         import torch  # type: ignore[import-not-found]
     except ImportError:
-        return {}, ["PyTorch is not installed: its floor, GEMM, attention, decode and prefill timings and the "
-                    "interconnect (NCCL) part skipped"]
+        return {}, [
+            "PyTorch is not installed: its floor, GEMM, attention, decode and prefill timings and the "
+            "interconnect (NCCL) part skipped"
+        ]
     except Exception as e:  # installed but broken (a missing CUDA library, say)
         return {}, [f"PyTorch cannot be imported ({_one_line(e)}): its timings and the interconnect part skipped"]
     if not torch.cuda.is_available():
         return {}, ["PyTorch sees no CUDA device: its timings and the interconnect part skipped"]
     from . import torch_ops
 
-    out: dict[str, Any] = {"torch": torch.__version__, "ceilings": [], "ops": [],
-                           "device_count": int(torch.cuda.device_count())}
+    out: dict[str, Any] = {
+        "torch": torch.__version__,
+        "ceilings": [],
+        "ops": [],
+        "device_count": int(torch.cuda.device_count()),
+    }
     skipped: list[str] = []
     progress.phase("PyTorch: op floor and matrix-product ceilings")
     try:
@@ -356,8 +405,11 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         out["gemm"] = torch_ops.gemm_efficiency(torch, 10)
     except Exception as e:
         skipped.append(f"GEMM efficiency: {_one_line(e)}")
-    for label, fn in (("GEMM shapes", torch_ops.gemm_ops), ("attention", torch_ops.attention_ops),
-                      ("Llama decode and prefill", torch_ops.llama_ops)):
+    for label, fn in (
+        ("GEMM shapes", torch_ops.gemm_ops),
+        ("attention", torch_ops.attention_ops),
+        ("Llama decode and prefill", torch_ops.llama_ops),
+    ):
         progress.phase(f"PyTorch: {label}")
         try:
             out["ops"] += fn(torch, reps)
@@ -371,8 +423,9 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
 
 
-def run_interconnect(gpus: int, quick: bool, progress: Progress,
-                     timeout: int | None = None) -> tuple[dict[str, Any], list[str]]:
+def run_interconnect(
+    gpus: int, quick: bool, progress: Progress, timeout: int | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """NCCL all-reduce (child processes, one per GPU) and a peer-to-peer copy (this process)."""
     from importlib.resources import as_file, files
 
@@ -382,13 +435,29 @@ def run_interconnect(gpus: int, quick: bool, progress: Progress,
     progress.detail(f"NCCL all-reduce on {gpus} GPUs (torch.distributed.run)")
     with tempfile.TemporaryDirectory() as tmp, as_file(files("roofcalc.probe").joinpath("nccl_bench.py")) as script:
         out = Path(tmp) / "nccl.json"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}",
-               str(script), "--out", str(out), *(["--quick"] if quick else [])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={gpus}",
+            str(script),
+            "--out",
+            str(out),
+            *(["--quick"] if quick else []),
+        ]
         reason = None
         try:
             # the environment goes to the children unchanged (NVLink multicast switches included)
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    errors="replace", env=os.environ.copy(), start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                env=os.environ.copy(),
+                start_new_session=True,
+            )
         except OSError as e:
             reason, log = f"cannot start {sys.executable}: {e.strerror}", ""
         else:
@@ -434,7 +503,9 @@ def match_hardware(device_name: str, override: str | None) -> Hardware:
     try:
         return load_hardware(device_name)
     except InputError:
-        raise DomainError(f"the GPU {device_name!r} is not in the registry; pass --hw NAME for the closest part") from None
+        raise DomainError(
+            f"the GPU {device_name!r} is not in the registry; pass --hw NAME for the closest part"
+        ) from None
 
 
 def _as_progress(progress: Progress | Callable[[str], None]) -> Progress:
@@ -443,8 +514,13 @@ def _as_progress(progress: Progress | Callable[[str], None]) -> Progress:
     return _CallableProgress(progress)
 
 
-def run_probe(quick: bool, hw_override: str | None, command: str, progress: Progress | Callable[[str], None],
-              save_raw: str | None = None) -> tuple[ProbeReport, dict[str, Any]]:
+def run_probe(
+    quick: bool,
+    hw_override: str | None,
+    command: str,
+    progress: Progress | Callable[[str], None],
+    save_raw: str | None = None,
+) -> tuple[ProbeReport, dict[str, Any]]:
     """Measure, then compare. ``save_raw``: a file rewritten with the raw measurements after every
     phase, so that a run cut short or whose comparison fails can be rebuilt with ``probe --report``."""
     prog = _Timed(_as_progress(progress))
@@ -453,8 +529,12 @@ def run_probe(quick: bool, hw_override: str | None, command: str, progress: Prog
     gpu = detect_gpu()
     nvcc = find_nvcc()
     hw = match_hardware(gpu["name"], hw_override)
-    meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "command": command,
-            "driver": gpu["driver"], "nvcc": nvcc_version(nvcc)}
+    meta = {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "driver": gpu["driver"],
+        "nvcc": nvcc_version(nvcc),
+    }
     arch = gpu["cc"].replace(".", "")
     wgmma = [] if gpu["cc"] != "9.0" else (["bf16"] if quick else list(WGMMA_DTYPES))
     sections = [s for s in SECTIONS if s[4] or not quick]
@@ -470,9 +550,23 @@ def run_probe(quick: bool, hw_override: str | None, command: str, progress: Prog
         """The raw measurements so far (a run cut short still leaves them for --report)."""
         if save_raw and "device" in raw:
             raw["phase_wall_s"] = dict(prog.times)
-            write_atomic(save_raw, json.dumps({"version": SCHEMA_VERSION, **meta, "hardware": hw.id, "quick": quick,
-                                               "partial": partial, "skipped": skipped, "raw": raw},
-                                              indent=1) + "\n")
+            write_atomic(
+                save_raw,
+                json.dumps(
+                    {
+                        "version": SCHEMA_VERSION,
+                        **meta,
+                        "hardware": hw.id,
+                        "quick": quick,
+                        "partial": partial,
+                        "skipped": skipped,
+                        "raw": raw,
+                    },
+                    indent=1,
+                )
+                + "\n",
+            )
+
     try:
         builds["probe"] = Build(nvcc, "probe.cu", f"probe-sm{arch}", f"arch=compute_{arch},code=sm_{arch}")
         for dt in wgmma:
@@ -587,8 +681,10 @@ def write_atomic(path: str, text: str) -> None:
 def calibration_yaml(doc: dict[str, Any]) -> str:
     import yaml
 
-    head = (f"# Written by 'roofcalc probe --save-calibration' (calibration schema {CALIBRATION_SCHEMA}): the base\n"
-            "# hardware file with the ceilings the probe measured (kind: measured) and, under expected:, the\n"
-            "# floors, per-SM bandwidth, latency, GEMM and interconnect figures it measured.\n"
-            "# Use it with: roofcalc op ... --calibration THIS_FILE\n")
+    head = (
+        f"# Written by 'roofcalc probe --save-calibration' (calibration schema {CALIBRATION_SCHEMA}): the base\n"
+        "# hardware file with the ceilings the probe measured (kind: measured) and, under expected:, the\n"
+        "# floors, per-SM bandwidth, latency, GEMM and interconnect figures it measured.\n"
+        "# Use it with: roofcalc op ... --calibration THIS_FILE\n"
+    )
     return head + yaml.safe_dump(doc, sort_keys=False, width=120)

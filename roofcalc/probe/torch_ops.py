@@ -72,8 +72,13 @@ def torch_op_floor(torch: Any, reps: int, n: int = 1000) -> dict[str, Any]:
         samples.append((time.perf_counter() - t0) / n)
     want = 100 + reps * n  # exact in float32 (< 2**24)
     got = float(x.item())
-    return {"name": "torch_op", "kernels_per_sample": n, "samples_s": samples, "verified": got == want,
-            "check": f"the tensor holds {got:.0f} (expected {want})"}
+    return {
+        "name": "torch_op",
+        "kernels_per_sample": n,
+        "samples_s": samples,
+        "verified": got == want,
+        "check": f"the tensor holds {got:.0f} (expected {want})",
+    }
 
 
 def _fp8_operands(torch: Any, m: int, n: int, k: int) -> tuple[Any, Any, Any]:
@@ -164,8 +169,18 @@ def _one_ceiling(torch: Any, dtype_name: str, n: int, reps: int, cc: tuple[int, 
             raise RuntimeError(f"int8 _int_mm check failed ({check})")
         impl = "torch._int_mm s8 -> s32 (cuBLASLt)"
     t = _median(times)
-    return {"name": f"{dtype_name}_matmul_torch", "unit": "FLOP/s", "value": flops / t, "work": flops, "median_s": t,
-            "reps": reps, "verified": True, "samples_s": times, "instruction": impl, "check": check}
+    return {
+        "name": f"{dtype_name}_matmul_torch",
+        "unit": "FLOP/s",
+        "value": flops / t,
+        "work": flops,
+        "median_s": t,
+        "reps": reps,
+        "verified": True,
+        "samples_s": times,
+        "instruction": impl,
+        "check": check,
+    }
 
 
 def p2p_copy(torch: Any, quick: bool, src: int = 0, dst: int = 1) -> dict[str, Any]:
@@ -197,7 +212,8 @@ def p2p_copy(torch: Any, quick: bool, src: int = 0, dst: int = 1) -> dict[str, A
     b.copy_(a)
     sync()
     ok = int(a.sum(dtype=torch.int64)) == int(b.sum(dtype=torch.int64)) and bool(
-        torch.equal(a[::4099].cpu(), b[::4099].cpu()))
+        torch.equal(a[::4099].cpu(), b[::4099].cpu())
+    )
     out = {"bytes": nbytes, "src": src, "dst": dst, "peer_access": peer, "samples_s": samples, "verified": ok}
     del a, b
     torch.cuda.empty_cache()
@@ -263,8 +279,13 @@ def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
 
 
 def gemm_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
-    shapes = [("square", 8192, 8192, 8192), ("square-4k", 4096, 4096, 4096), ("skinny", 32768, 256, 16384),
-              ("small", 512, 512, 512), ("odd (not multiples of 8)", 6143, 6145, 6147)]
+    shapes = [
+        ("square", 8192, 8192, 8192),
+        ("square-4k", 4096, 4096, 4096),
+        ("skinny", 32768, 256, 16384),
+        ("small", 512, 512, 512),
+        ("odd (not multiples of 8)", 6143, 6145, 6147),
+    ]
     out = []
     for label, m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -272,9 +293,19 @@ def gemm_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
         t = _median_time(torch, functools.partial(torch.matmul, a, b), reps)
         c = torch.matmul(a, b)
         err = _rel_err(torch, c[:32], a[:32].float() @ b.float())
-        out.append({"op": "gemm", "label": label, "dtype": "bf16", "params": {"m": m, "n": n, "k": k},
-                    "median_s": t, "reps": reps, "impl": "torch.matmul (cuBLAS)", "verified": err < 3e-2,
-                    "check": f"rel. error {err:.1e} vs fp32 on 32 rows"})
+        out.append(
+            {
+                "op": "gemm",
+                "label": label,
+                "dtype": "bf16",
+                "params": {"m": m, "n": n, "k": k},
+                "median_s": t,
+                "reps": reps,
+                "impl": "torch.matmul (cuBLAS)",
+                "verified": err < 3e-2,
+                "check": f"rel. error {err:.1e} vs fp32 on 32 rows",
+            }
+        )
         del a, b, c
     return out
 
@@ -294,10 +325,19 @@ def attention_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     sc = (qs @ ks.T) / d**0.5
     sc = sc.masked_fill(torch.ones(s, s, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
     err = _rel_err(torch, o[0, 0], torch.softmax(sc, -1) @ vs)
-    out.append({"op": "attention", "label": "flash (SDPA), causal", "dtype": "bf16",
-                "params": {"batch": b, "heads": h, "seq": s, "head_dim": d, "causal": True, "impl": "flash"},
-                "median_s": t, "reps": reps, "impl": "F.scaled_dot_product_attention", "verified": err < 3e-2,
-                "check": f"rel. error {err:.1e} vs fp32 on one head"})
+    out.append(
+        {
+            "op": "attention",
+            "label": "flash (SDPA), causal",
+            "dtype": "bf16",
+            "params": {"batch": b, "heads": h, "seq": s, "head_dim": d, "causal": True, "impl": "flash"},
+            "median_s": t,
+            "reps": reps,
+            "impl": "F.scaled_dot_product_attention",
+            "verified": err < 3e-2,
+            "check": f"rel. error {err:.1e} vs fp32 on one head",
+        }
+    )
     del q, k, v, o, sc
     s = 4096
     q = torch.randn(b * h, s, d, device="cuda", dtype=torch.bfloat16)
@@ -313,19 +353,31 @@ def attention_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     t = _median_time(torch, naive, reps)
     sc = torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0, alpha=d**-0.5)
     pr = torch.softmax(sc, dim=-1)
-    phases = {"Q K^T (writes S)": _median_time(torch, lambda: torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0,
-                                                                          alpha=d**-0.5), reps),
-              "softmax (reads S, writes P)": _median_time(torch, lambda: torch.softmax(sc, dim=-1), reps),
-              "P V (reads P)": _median_time(torch, lambda: torch.bmm(pr, v), reps)}
+    phases = {
+        "Q K^T (writes S)": _median_time(
+            torch, lambda: torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0, alpha=d**-0.5), reps
+        ),
+        "softmax (reads S, writes P)": _median_time(torch, lambda: torch.softmax(sc, dim=-1), reps),
+        "P V (reads P)": _median_time(torch, lambda: torch.bmm(pr, v), reps),
+    }
     del sc, pr
     o = naive()
     ref = torch.softmax((q[0].float() @ k[0].float().T) / d**0.5, -1) @ v[0].float()
     err = _rel_err(torch, o[0], ref)
-    out.append({"op": "attention", "label": "naive (explicit matmuls)", "dtype": "bf16",
-                "params": {"batch": b, "heads": h, "seq": s, "head_dim": d, "causal": False, "impl": "naive"},
-                "median_s": t, "reps": reps, "impl": "baddbmm + softmax + bmm", "verified": err < 3e-2,
-                "phases_s": phases,
-                "check": f"rel. error {err:.1e} vs fp32 on one head"})
+    out.append(
+        {
+            "op": "attention",
+            "label": "naive (explicit matmuls)",
+            "dtype": "bf16",
+            "params": {"batch": b, "heads": h, "seq": s, "head_dim": d, "causal": False, "impl": "naive"},
+            "median_s": t,
+            "reps": reps,
+            "impl": "baddbmm + softmax + bmm",
+            "verified": err < 3e-2,
+            "phases_s": phases,
+            "check": f"rel. error {err:.1e} vs fp32 on one head",
+        }
+    )
     del q, k, v, o, buf
     torch.cuda.empty_cache()
     return out
@@ -340,11 +392,22 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     g = torch.Generator(device="cuda").manual_seed(0)
 
     def w(*shape: int) -> Any:
-        return (torch.randn(*shape, device="cuda", dtype=bf, generator=g) * 0.02)
+        return torch.randn(*shape, device="cuda", dtype=bf, generator=g) * 0.02
 
-    layers = [{"wq": w(h * dh, d), "wk": w(hk * dh, d), "wv": w(hk * dh, d), "wo": w(d, h * dh), "wg": w(f, d),
-               "wu": w(f, d), "wd": w(d, f), "n1": torch.ones(d, device="cuda", dtype=bf),
-               "n2": torch.ones(d, device="cuda", dtype=bf)} for _ in range(L)]
+    layers = [
+        {
+            "wq": w(h * dh, d),
+            "wk": w(hk * dh, d),
+            "wv": w(hk * dh, d),
+            "wo": w(d, h * dh),
+            "wg": w(f, d),
+            "wu": w(f, d),
+            "wd": w(d, f),
+            "n1": torch.ones(d, device="cuda", dtype=bf),
+            "n2": torch.ones(d, device="cuda", dtype=bf),
+        }
+        for _ in range(L)
+    ]
     emb, head, nf = w(V, d), w(V, d), torch.ones(d, device="cuda", dtype=bf)
 
     def rms(x: Any, wt: Any) -> Any:
@@ -358,9 +421,9 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
             q = (y @ p["wq"].T).view(B, S, h, dh).transpose(1, 2)
             k = (y @ p["wk"].T).view(B, S, hk, dh).transpose(1, 2)
             v = (y @ p["wv"].T).view(B, S, hk, dh).transpose(1, 2)
-            kcache[i][:, :, pos:pos + S] = k
-            vcache[i][:, :, pos:pos + S] = v
-            kk, vv = kcache[i][:, :, :pos + S], vcache[i][:, :, :pos + S]
+            kcache[i][:, :, pos : pos + S] = k
+            vcache[i][:, :, pos : pos + S] = v
+            kk, vv = kcache[i][:, :, : pos + S], vcache[i][:, :, : pos + S]
             a = F.scaled_dot_product_attention(q, kk, vv, is_causal=causal, enable_gqa=True)
             x = x + a.transpose(1, 2).reshape(B, S, h * dh) @ p["wo"].T
             y = rms(x, p["n2"])
@@ -372,6 +435,7 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
         kc = [torch.randn(batch, hk, ctx + 1, dh, device="cuda", dtype=bf) for _ in range(L)]
         vc = [torch.randn(batch, hk, ctx + 1, dh, device="cuda", dtype=bf) for _ in range(L)]
         tok = torch.randint(0, V, (batch, 1), device="cuda")
+
         def step(tok: Any = tok, kc: list[Any] = kc, vc: list[Any] = vc, ctx: int = ctx) -> Any:
             return forward(tok, kc, vc, ctx, False)
 
@@ -387,10 +451,19 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
             logits = step()
         t = _median_time(torch, graph.replay, reps)
         ok = bool(torch.isfinite(logits).all()) and float(logits.float().abs().sum()) > 0
-        out.append({"op": "decode", "label": f"llama-3.1-8b shape, batch {batch}", "dtype": "bf16",
-                    "params": {"model": "llama-3.1-8b", "batch": batch, "context": ctx}, "median_s": t, "reps": reps,
-                    "impl": "plain PyTorch ops, replayed as a CUDA graph", "verified": ok,
-                    "check": "logits finite and non-zero"})
+        out.append(
+            {
+                "op": "decode",
+                "label": f"llama-3.1-8b shape, batch {batch}",
+                "dtype": "bf16",
+                "params": {"model": "llama-3.1-8b", "batch": batch, "context": ctx},
+                "median_s": t,
+                "reps": reps,
+                "impl": "plain PyTorch ops, replayed as a CUDA graph",
+                "verified": ok,
+                "check": "logits finite and non-zero",
+            }
+        )
         del kc, vc, graph, logits
         torch.cuda.empty_cache()
     seq = 2048
@@ -400,9 +473,19 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     t = _median_time(torch, lambda: forward(tok, kc, vc, 0, True), max(5, reps // 3))
     logits = forward(tok, kc, vc, 0, True)
     ok = bool(torch.isfinite(logits).all()) and float(logits.float().abs().sum()) > 0
-    out.append({"op": "prefill", "label": "llama-3.1-8b shape, 2048 tokens", "dtype": "bf16",
-                "params": {"model": "llama-3.1-8b", "batch": 1, "seq": seq}, "median_s": t, "reps": max(5, reps // 3),
-                "impl": "plain PyTorch ops", "verified": ok, "check": "logits finite and non-zero"})
+    out.append(
+        {
+            "op": "prefill",
+            "label": "llama-3.1-8b shape, 2048 tokens",
+            "dtype": "bf16",
+            "params": {"model": "llama-3.1-8b", "batch": 1, "seq": seq},
+            "median_s": t,
+            "reps": max(5, reps // 3),
+            "impl": "plain PyTorch ops",
+            "verified": ok,
+            "check": "logits finite and non-zero",
+        }
+    )
     del layers, emb, head, kc, vc
     torch.cuda.empty_cache()
     return out
