@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .commands.common import IntType, SizeType, emit_json, shared
+from .commands.common import FileArg, IntType, SizeType, emit_json, shared
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @click.command("kernels", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("file", type=click.Path(dir_okay=True, file_okay=True))
+@click.argument("file", type=FileArg())
 @click.option(
     "--kernel",
     "kernel_regex",
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 @shared("hw", "hw_file", "calibration")
 @click.option(
     "--plot",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="draw the measured kernels on the roofline: a .png, .svg or .pdf file",
 )

@@ -36,6 +36,7 @@ class CaseResult(BaseModel):
     ratio: float | None  # measured / expected
     bound_ratio: float  # measured / bound
     why: str  # the largest expected term and its reason
+    band: tuple[float, float] = TARGET_BAND  # the target band of this kind of case
     error: str | None = None
 
 
@@ -79,7 +80,7 @@ def _median(xs: list[float]) -> float | None:
 
 def summarize(cases: list[CaseResult], band: tuple[float, float] = TARGET_BAND) -> Summary:
     ratios = [c.ratio for c in cases if c.ratio is not None]
-    inside = [r for r in ratios if band[0] <= r <= band[1]]
+    inside = [c for c in cases if c.ratio is not None and c.band[0] <= c.ratio <= c.band[1]]
     outer = [r for r in ratios if not OUTER_BAND[0] <= r <= OUTER_BAND[1]]
     reg = [r for r in ratios if REGISTRY_BAND[0] <= r <= REGISTRY_BAND[1]]
     bounds = [c.bound_ratio for c in cases]
@@ -184,6 +185,7 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
                 ratio=ratio,
                 bound_ratio=measured / r.predicted_s,
                 why=_why(r),
+                band=LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND,
             )
         )
     return _report("llm", data, hw, source, results, LLM_DECODE_BAND)

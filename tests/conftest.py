@@ -17,6 +17,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ROOFCALC_HW", raising=False)
     monkeypatch.delenv("ROOFCALC_DEBUG", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")  # tables as a 120-column pipe shows them, whatever runs the tests
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Any:

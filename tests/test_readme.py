@@ -52,7 +52,7 @@ def _run(cmd: str) -> object:
         os.chdir(tmp)
         try:
             return CliRunner().invoke(
-                cli, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "ROOFCALC_HW": ""}, catch_exceptions=False
+                cli, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1", "ROOFCALC_HW": None}, catch_exceptions=False
             )
         finally:
             os.chdir(here)

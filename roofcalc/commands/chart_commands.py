@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import finish_view, shared
+from .common import FileArg, finish_view, shared
 
 
 @click.command("roofline")
@@ -21,13 +21,13 @@ from .common import finish_view, shared
 @click.option(
     "--calibration",
     multiple=True,
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     help="draw the measured roofs of a 'probe --save-calibration' file beside the datasheet ones",
 )
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="write a .png, .svg or .pdf (needs roofcalc[plot]); without it, a terminal chart",
 )

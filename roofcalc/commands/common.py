@@ -78,6 +78,21 @@ class NameType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
         return s
 
 
+class FileArg(click.ParamType):  # type: ignore[type-arg,unused-ignore]
+    """A file name, checked when it is opened (click.Path stats it at once and raises on a NUL
+    byte, which would reach the user as an internal error)."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if "\x00" in text:
+            self.fail("the file name contains a NUL byte", param, ctx)
+        if not text.strip():
+            self.fail("the file name is empty", param, ctx)
+        return text
+
+
 class RangeOrInt(click.ParamType):  # type: ignore[type-arg,unused-ignore]
     """An integer, or a range A..B for the swept parameter."""
 
@@ -113,12 +128,12 @@ SHARED: dict[str, tuple[list[str], dict[str, Any]]] = {
     ),
     "hw_file": (
         ["--hw-file"],
-        {"type": click.Path(dir_okay=False), "default": None, "help": "a hardware YAML file of your own"},
+        {"type": FileArg(), "default": None, "help": "a hardware YAML file of your own"},
     ),
     "calibration": (
         ["--calibration"],
         {
-            "type": click.Path(dir_okay=False),
+            "type": FileArg(),
             "default": None,
             "help": "use the figures measured by 'roofcalc probe --save-calibration'",
         },

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import InputClickError, IntType, SizeType, emit_json, shared
+from .common import FileArg, InputClickError, IntType, SizeType, emit_json, shared
 
 
 @click.command("occupancy")
@@ -35,7 +35,7 @@ from .common import InputClickError, IntType, SizeType, emit_json, shared
 @click.option("--grid", type=IntType(), default=None, help="blocks in the grid: adds waves and the tail loss")
 @click.option(
     "--plot",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="write occupancy against block size, registers and shared memory to .png/.svg/.pdf",
 )

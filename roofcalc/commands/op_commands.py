@@ -12,6 +12,7 @@ import click
 
 from ..opdefs import OpDef
 from .common import (
+    FileArg,
     InputClickError,
     IntType,
     NameType,
@@ -48,7 +49,7 @@ def param_options(opdef: OpDef, int_type: click.ParamType) -> list[click.Paramet
         out.append(
             click.Option(
                 [flag(opdef.presets.option) + "-config"],
-                type=click.Path(dir_okay=False),
+                type=FileArg(),
                 default=None,
                 help="a Hugging Face config.json to read the dimensions from",
             )
@@ -264,7 +265,7 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
             click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
             click.Option(
                 ["-o", "--output"],
-                type=click.Path(dir_okay=False),
+                type=FileArg(),
                 default=None,
                 help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])",
             ),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_json, shared
+from .common import FileArg, emit_json, shared
 
 
 @click.command("validate")
-@click.argument("measurements", type=click.Path(dir_okay=False))
+@click.argument("measurements", type=FileArg())
 @shared("hw", "calibration", "json")
 @click.option("--all", "show_all", is_flag=True, help="list every case, not only the worst five")
 def validate_cmd(

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from ..commands.common import FileArg
+
 
 class _InputClickError(click.ClickException):
     """A usage error printed as one line (no usage block), exit code 2."""
@@ -40,26 +42,26 @@ def _command_line() -> str:
 )
 @click.option(
     "--save-calibration",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="write the measured ceilings and expected-time figures as a hardware file for --calibration",
 )
 @click.option(
     "--save-raw",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="write the raw measurements as soon as they are taken (--report rebuilds a report from them)",
 )
 @click.option(
     "--report",
     "report_file",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="re-check and show a saved 'probe --json' report instead of measuring (no GPU needed)",
 )
 @click.option(
     "--plot",
-    type=click.Path(dir_okay=False),
+    type=FileArg(),
     default=None,
     help="draw the per-SM bandwidth curve to a .png, .svg or .pdf file (needs roofcalc[plot])",
 )

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Recompute every accuracy report from the saved GPU timings with the current code (no GPU).
+# Each report is `roofcalc validate FILE --json`, against the registry file of the card and
+# against the probe's calibration of it; tests/test_validation.py checks that the committed
+# reports are what the code computes.
+set -euo pipefail
+cd "$(dirname "$0")"
+report() {  # measurements, hardware name, calibration, output stem
+  roofcalc validate "$1" --hw "$2" --json > "$4-registry.json"
+  roofcalc validate "$1" --calibration "$3" --json > "$4-calibrated.json"
+}
+for card in h100 h200; do
+  cal=../probe/$card/calibration.yaml
+  for set in ops ops-rand1 ops-rand2 llm llm-extra; do
+    [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$cal" "$card/report-$set"
+  done
+done
+report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2
+# one line per report: median, share in band, outside [0.5, 2]
+python3 - <<'PY' > summary.txt
+import glob, json
+print(f"{'report':48s} {'cases':>5s} {'median':>7s} {'in band':>8s} {'[0.67,1.5]':>10s} {'out[0.5,2]':>10s} {'min /bound':>10s}")
+print("(band: ops [0.8, 1.25]; decode [0.85, 1.2]; prefill [0.8, 1.25])")
+for p in sorted(glob.glob("*/report-*.json")):
+    s = json.load(open(p))["summary"]
+    print(f"{p:48s} {s['evaluated']:5d} {s['median_ratio']:7.3f} {s['share_in_band']:8.0%} "
+          f"{s['share_in_registry_band']:10.0%} {s['outside_outer']:10d} {s['min_bound_ratio']:10.2f}")
+PY
+cat summary.txt
