@@ -87,6 +87,8 @@ class KernelEstimate(BaseModel):
     model: str
     seconds: float  # one run of the kernel
     count: int = 1  # how many times it runs
+    part: str | None = None  # the layer kind it belongs to (decode/prefill breakdown)
+    launched_s: float = 0.0  # one run with its share of the launch floor
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -98,6 +100,8 @@ class Expected(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     seconds: float
+    # what most of the expected time goes to: memory, compute, latency, launch or interconnect
+    limiter: str = "memory"
     terms: list[Term]
     kernels: list[KernelEstimate]
     launch: Launch
@@ -127,6 +131,7 @@ class Kernel:
     write_bytes: float = 0.0  # the part of dram_bytes that is written
     sfu_ops: float = 0.0  # special-function operations (exp, rsqrt, reciprocal)
     repeat: int = 1  # how many times the kernel runs (e.g. once per layer)
+    part: str | None = None  # the layer kind (decode/prefill breakdown)
     # gemm
     m: int = 0
     n: int = 0
@@ -591,10 +596,21 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     """
     c = card(hw)
     ests = [
-        e.model_copy(update={"count": k.repeat})
+        e.model_copy(update={"count": k.repeat, "part": k.part})
         for k in kernels
         if k.repeat > 0
         for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")
+    ]
+    per_kernel_floor = {"graph": c.graph_floor}.get(launch, c.stream_floor)
+    ests = [
+        e.model_copy(
+            update={
+                "launched_s": max(e.seconds + per_kernel_floor, c.torch_floor)
+                if launch == "eager"
+                else e.seconds + per_kernel_floor
+            }
+        )
+        for e in ests
     ]
     body = sum(e.seconds * e.count for e in ests)
     terms: list[Term] = []
@@ -659,10 +675,17 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                     "shorter kernels wait for it",
                 )
             )
+    share: dict[str, float] = {"launch": total - body}
+    for e in ests:
+        kind = "interconnect" if e.model in ("allreduce", "allgather") else e.bound
+        share[kind] = share.get(kind, 0.0) + e.seconds * e.count
+    limiter = max(share, key=lambda key: share[key])
     notes = []
     if c.missing:
         notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")
-    return Expected(seconds=total, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes)
+    return Expected(
+        seconds=total, limiter=limiter, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes
+    )
 
 
 __all__ = ["Card", "Expected", "Kernel", "KernelEstimate", "Term", "card", "compose", "gemm_aligned", "kernel_time"]

@@ -133,6 +133,7 @@ class KernelDef(_Strict):
     name: str
     help: str
     model: Literal["stream", "gemm", "flash", "allreduce", "allgather"] = "stream"
+    part: str | None = None  # the breakdown row (layer kind) it belongs to
     when: str | None = None
     grid: str | int = 1
     threads: str | int = 256

@@ -71,6 +71,8 @@ def bound_text(bound: str) -> Any:
 
     if bound == "compute":
         return Text(" COMPUTE-BOUND ", style="bold white on dark_green")
+    if bound == "interconnect":
+        return Text(" INTERCONNECT-BOUND ", style="bold white on dark_blue")
     return Text(" MEMORY-BOUND ", style="bold white on dark_red")
 
 
@@ -88,7 +90,10 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
         "ridge", f"{r.ridge:,.4g} FLOP/B", f"{si(r.peak_flops_per_s, 'FLOP/s')} / {si(r.bandwidth_bytes_per_s, 'B/s')}"
     )
     rel = r.intensity / r.ridge
-    t.add_row("bound", bound_text(r.bound), f"intensity is {rel:.3g}x the ridge")
+    if r.bound == "interconnect":
+        t.add_row("bound", bound_text(r.bound), "the all-reduces take longer than the GPU's own work")
+    else:
+        t.add_row("bound", bound_text(r.bound), f"intensity is {rel:.3g}x the ridge")
     t.add_row("time at peak compute", fmt_time(r.t_compute_s), "")
     t.add_row("time at peak bandwidth", fmt_time(r.t_memory_s), "")
     t.add_row(
@@ -100,7 +105,8 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
         how = "max(compute, memory) + interconnect + overhead"
     label = r.time_label or "predicted time"
     t.add_row(f"[bold]{label}[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", how)
-    t.add_row("attainable", si(r.attainable_flops_per_s, "FLOP/s"), f"{r.fraction_of_peak:.1%} of peak")
+    if r.bound != "interconnect":
+        t.add_row("attainable", si(r.attainable_flops_per_s, "FLOP/s"), f"{r.fraction_of_peak:.1%} of peak")
     if r.tokens_per_s is not None and r.tokens is not None:
         t.add_row("tokens per second", f"{r.tokens_per_s:,.0f}", f"{r.tokens:,} tokens per step")
     c.print(t)
@@ -118,13 +124,24 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     c.print(b)
     if breakdown and r.breakdown:
         bt = Table(
-            title="by layer kind (each part as its own kernel)", title_justify="left", show_edge=False, pad_edge=False
+            title="by layer kind: the bound of each part as its own kernel, and the expected time of its kernels",
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
         )
-        for col in ("part", "FLOPs", "bytes", "intensity", "bound", "time"):
+        for col in ("part", "FLOPs", "bytes", "intensity", "bound", "bound time", "kernels", "expected"):
             bt.add_column(col, justify="left" if col in ("part", "bound") else "right", no_wrap=True)
         for p in r.breakdown:
+            shown = p.flops or p.bytes
             bt.add_row(
-                esc(p.part), si(p.flops, "FLOP"), fmt_bytes(p.bytes), f"{p.intensity:,.4g}", p.bound, fmt_time(p.time_s)
+                esc(p.part),
+                si(p.flops, "FLOP") if shown else "-",
+                fmt_bytes(p.bytes) if shown else "-",
+                f"{p.intensity:,.4g}" if shown else "-",
+                p.bound if shown else "-",
+                fmt_time(p.time_s) if shown else "-",
+                f"{p.kernels:,}" if p.kernels else "-",
+                fmt_time(p.expected_s) if p.expected_s is not None else "-",
             )
         c.print(bt)
     if r.memory is not None:
@@ -172,6 +189,14 @@ def expected_block(c: Console, r: RooflineResult) -> None:
     for term in r.expected_terms:
         t.add_row(esc(term.name), fmt_time(term.seconds), esc(term.reason))
     head = f"{r.headroom:.2f}x the bound" if r.headroom is not None else ""
+    if r.expected_limiter:
+        head += f"; mostly {r.expected_limiter}" + (
+            " (all-reduce latency and bandwidth)"
+            if r.expected_limiter == "interconnect"
+            else " (kernel launches)"
+            if r.expected_limiter == "launch"
+            else ""
+        )
     t.add_row("[bold]expected time[/bold]", f"[bold]{fmt_time(r.expected_s)}[/bold]", head)
     c.print(t)
     for n in r.expected_notes:

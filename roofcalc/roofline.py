@@ -52,6 +52,8 @@ class BreakdownItem(BaseModel):
     bound: Literal["memory", "compute"]
     time_s: float
     help: str
+    expected_s: float | None = None  # the expected time of this kind's kernels (with their floors)
+    kernels: int = 0
 
 
 class MemoryFit(BaseModel):
@@ -90,7 +92,7 @@ class RooflineResult(BaseModel):
     bytes_breakdown: list[ByteItem]
     intensity: float
     ridge: float
-    bound: Literal["memory", "compute"]
+    bound: Literal["memory", "compute", "interconnect"]
     peak_flops_per_s: float
     bandwidth_bytes_per_s: float
     t_compute_s: float
@@ -116,6 +118,7 @@ class RooflineResult(BaseModel):
     expected_terms: list[Term] = []
     expected_kernels: list[KernelEstimate] = []
     expected_launch: str | None = None
+    expected_limiter: str | None = None  # memory, compute, latency, launch or interconnect
     headroom: float | None = None  # expected / bound (predicted_s)
     expected_notes: list[str] = []
 
@@ -337,7 +340,7 @@ def evaluate(
     overhead_each = float(hw.launch_overhead_s.value) if hw.launch_overhead_s else 0.0
     t_overhead = launches * overhead_each
     roof_time = max(t_compute, t_memory)
-    bound: Literal["memory", "compute"] = "compute" if t_compute >= t_memory else "memory"
+    bound: Literal["memory", "compute", "interconnect"] = "compute" if t_compute >= t_memory else "memory"
     attainable = min(peak, bw * intensity)
 
     info: list[InfoItem] = []
@@ -359,6 +362,8 @@ def evaluate(
             # the file's figure is bidirectional; a ring all-reduce sends at the one-way rate
             t_ic = float(ic_bytes) / (float(hw.interconnect_bytes_per_s.value) / 2)
     predicted = roof_time + t_ic + t_overhead
+    if t_ic > roof_time:  # the all-reduces take longer than the GPU's own work
+        bound = "interconnect"
     tokens = _num(opdef, "tokens", env) if opdef.tokens is not None else None
     parts = []
     for rname, row in opdef.breakdown.items():
@@ -378,6 +383,8 @@ def evaluate(
         )
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
     exp = _expected(opdef, env, hw, dtype, launch)
+    if exp is not None and parts:
+        parts = _expected_by_part(parts, exp)
 
     return RooflineResult(
         op=opdef.name,
@@ -414,6 +421,7 @@ def evaluate(
         expected_terms=exp.terms if exp else [],
         expected_kernels=exp.kernels if exp else [],
         expected_launch=exp.launch if exp else None,
+        expected_limiter=exp.limiter if exp else None,
         headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
         expected_notes=exp.notes if exp else [],
     )
@@ -453,7 +461,7 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
         if vals["threads"] < 1:
             raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
-        out.append(Kernel(name=kd.name, model=kd.model, help=kd.help, dtype=dtype, pipe=kd.pipe, **vals))
+        out.append(Kernel(name=kd.name, model=kd.model, help=kd.help, dtype=dtype, pipe=kd.pipe, part=kd.part, **vals))
     return out
 
 
@@ -473,6 +481,34 @@ def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, lau
     return compose(hw, kernels, ELEMENT_BYTES[dtype], launch)  # type: ignore[arg-type]
 
 
+def _expected_by_part(parts: list[BreakdownItem], exp: Any) -> list[BreakdownItem]:
+    """The expected time and kernel count of each layer kind (kernels tagged with `part`)."""
+    by: dict[str, tuple[float, int]] = {}
+    for k in exp.kernels:
+        t, n = by.get(k.part or "other", (0.0, 0))
+        by[k.part or "other"] = (t + k.launched_s * k.count, n + k.count)
+    out = [
+        p.model_copy(update={"expected_s": by.get(p.part, (None, 0))[0], "kernels": by.get(p.part, (0.0, 0))[1]})
+        for p in parts
+    ]
+    for name, (t, n) in by.items():
+        if name not in {p.part for p in parts}:
+            out.append(
+                BreakdownItem(
+                    part=name,
+                    flops=0,
+                    bytes=0,
+                    intensity=0.0,
+                    bound="memory",
+                    time_s=0.0,
+                    help="kernels outside the layer kinds above",
+                    expected_s=t,
+                    kernels=n,
+                )
+            )
+    return out
+
+
 def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw: Hardware) -> MemoryFit:
     import math
 
@@ -488,8 +524,25 @@ def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw:
         per_gpu_bytes=per_gpu,
         capacity_bytes=cap,
         fits=per_gpu <= cap,
-        gpus_needed=max(1, math.ceil(float(needed) / cap)),
+        gpus_needed=_gpus_accepted(opdef, env, max(1, math.ceil(float(needed) / cap))),
     )
+
+
+def _gpus_accepted(opdef: OpDef, env: dict[str, Value], least: int) -> int:
+    """The smallest GPU count from ``least`` up that the op's checks accept (heads and the MLP
+    must split evenly), so a suggested count is one the model can run."""
+    name = opdef.gpus_param
+    if name is None:
+        return least
+    for g in range(least, least + 4096):
+        trial = {**env, name: g}
+        if all(
+            name not in opdef.formula(f"checks.{i}.expr").names or _ev(opdef, f"checks.{i}.expr", trial)
+            for i, c in enumerate(opdef.checks)
+            if not c.needs
+        ):
+            return g
+    return least
 
 
 def crossover(
