@@ -49,6 +49,11 @@ def _run(cmd: str) -> object:
     assert args[0] == "roofcalc"
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
+        # run where files the examples write land in a scratch folder, with the repository's
+        # data folders (validation/, tests/) reachable by the same relative paths
+        root = Path(__file__).resolve().parent.parent
+        for name in ("validation", "tests"):
+            os.symlink(root / name, Path(tmp) / name)
         os.chdir(tmp)
         try:
             return CliRunner().invoke(
