@@ -528,6 +528,10 @@ def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: i
     if per_mblock is None:  # equal blocks
         waves = math.ceil(units / (sms * bps))
         return waves * min(bps, math.ceil(units / sms)) * longest
+    if len(per_mblock) * heads > 16 * sms * bps:
+        # many waves: the dynamic fill evens the SMs out; the busiest is about the average
+        # plus one longest block
+        return sum(per_mblock) * heads / sms + max(per_mblock)
     # FlashAttention-2 launches the query blocks of each head longest first
     order = list(reversed(per_mblock)) * heads
     loads = [0.0] * sms

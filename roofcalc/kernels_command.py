@@ -64,14 +64,17 @@ def kernels(
 
     \b
     Examples:
-      nvcc -arch=sm_90 -Xptxas -v -c k.cu 2> ptxas.log; roofcalc kernels ptxas.log --threads 256
-      cuobjdump -res-usage app > res.txt; roofcalc kernels res.txt --threads 128 --smem 48k
-      roofcalc kernels k.cubin --kernel 'gemm' --threads 256 --hw h100 --json
-      roofcalc kernels ~/.triton/cache
+      roofcalc kernels tests/data/kernels/h200/ptxas-sm90.log --threads 256 --hw h200
+      roofcalc kernels tests/data/kernels/h200/cuobjdump-res-usage-program.txt --threads 128 --smem 48k
+      roofcalc kernels tests/data/kernels/h200/triton-cache --hw h200
+      roofcalc kernels tests/data/kernels/h200/ncu-torch.csv --hw h200 --plot roofline.png
+
+    \b
+    Making the files (nvcc, cuobjdump and ncu on the GPU machine):
+      nvcc -arch=sm_90 -Xptxas -v -c k.cu 2> ptxas.log
+      cuobjdump -res-usage app > res.txt
       ncu --csv --page raw --section SpeedOfLight --section LaunchStats --section Occupancy \\
-          --metrics dram__bytes.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,\\
-      sm__ops_path_tensor_src_bf16_dst_fp32.sum python app.py > prof.csv
-      roofcalc kernels prof.csv --plot roofline.png
+          --metrics dram__bytes.sum python app.py > prof.csv
     """
     from .kernelfiles import Options, analyze_file, load_kernel_file
     from .resolve import resolve_hardware

@@ -306,9 +306,15 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
 
 
 def evaluate(
-    opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None = None, launch: str | None = None
+    opdef: OpDef,
+    hw: Hardware,
+    params: dict[str, Any],
+    preset: dict[str, Any] | None = None,
+    launch: str | None = None,
+    expected: bool = True,
 ) -> RooflineResult:
-    """The engine: pure arithmetic on resolved objects; reads no file, prints nothing."""
+    """The engine: pure arithmetic on resolved objects; reads no file, prints nothing.
+    ``expected=False`` leaves out the expected time (the crossover search needs only the bound)."""
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
     peak = hw.peak(dtype)
@@ -382,7 +388,7 @@ def evaluate(
             )
         )
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
-    exp = _expected(opdef, env, hw, dtype, launch)
+    exp = _expected(opdef, env, hw, dtype, launch) if expected else None
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
 
@@ -567,7 +573,7 @@ def crossover(
         top = bottom
 
     def compute_bound(v: int) -> bool:
-        return evaluate(opdef, hw, {**params, name: v}, preset).bound == "compute"
+        return evaluate(opdef, hw, {**params, name: v}, preset, expected=False).bound == "compute"
 
     shown = label or name  # how the text names the parameter (the CLI passes its option)
     if not compute_bound(top):
