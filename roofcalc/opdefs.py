@@ -293,7 +293,9 @@ class OpDef(_Strict):
         return self
 
     def formula(self, key: str) -> Formula:
-        return self._compiled[key]
+        # straight from pydantic's private storage: this is on the engine's hot path
+        compiled: dict[str, Formula] = self.__pydantic_private__["_compiled"]  # type: ignore[index]
+        return compiled[key]
 
     @property
     def all_params(self) -> dict[str, Param]:

@@ -314,7 +314,8 @@ def evaluate(
     expected: bool = True,
 ) -> RooflineResult:
     """The engine: pure arithmetic on resolved objects; reads no file, prints nothing.
-    ``expected=False`` leaves out the expected time (the crossover search needs only the bound)."""
+    ``expected=False`` leaves out the expected time and the memory fit (the crossover search needs
+    only the bound)."""
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
     peak = hw.peak(dtype)
@@ -387,7 +388,7 @@ def evaluate(
                 help=row.help,
             )
         )
-    memory = _memory_fit(opdef, env, values, hw) if opdef.memory else None
+    memory = _memory_fit(opdef, env, values, hw) if opdef.memory and expected else None
     exp = _expected(opdef, env, hw, dtype, launch) if expected else None
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
@@ -540,7 +541,7 @@ def _gpus_accepted(opdef: OpDef, env: dict[str, Value], least: int) -> int:
     name = opdef.gpus_param
     if name is None:
         return least
-    for g in range(least, least + 4096):
+    for g in range(least, least + 256):
         trial = {**env, name: g}
         if all(
             name not in opdef.formula(f"checks.{i}.expr").names or _ev(opdef, f"checks.{i}.expr", trial)

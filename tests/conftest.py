@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,12 @@ from click.testing import CliRunner
 from roofcalc.cli import cli
 
 DATA = Path(__file__).parent / "data"
+
+# Write bytecode caches even where the environment says not to (PYTHONDONTWRITEBYTECODE): the
+# suite starts many Python processes (the CLI in subprocesses, pytest-xdist workers), and
+# recompiling every module in each of them is most of their start-up.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture(autouse=True)

@@ -89,6 +89,8 @@ def test_every_help_example_runs(example: str, tmp_path: Path, monkeypatch: pyte
     args = shlex.split(example)[1:]
     if args[0] == "probe" and "--report" not in args:
         pytest.skip("measures a GPU")
+    if "--plot" in args or "-o" in args:
+        pytest.skip("draws a chart file: the charts are drawn in test_charts and test_readme")
     if "h100-measured.yaml" in example:
         example = example.replace("h100-measured.yaml", "validation/probe/h100/calibration.yaml")
         args = shlex.split(example)[1:]

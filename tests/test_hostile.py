@@ -272,8 +272,13 @@ FIGURE_PATHS = [  # a peak, a rate, a byte count, a time that may be 0, a count
 ]
 
 
-@pytest.mark.parametrize("raw", sorted(BAD_VALUES), ids=_ids)
-@pytest.mark.parametrize("path", FIGURE_PATHS)
+def _pairs(values: list[str], targets: list[str], per_value: int) -> list[tuple[str, str]]:
+    """Each value with ``per_value`` of the targets, rotating, so every target meets many
+    values and every value several targets (not the whole cross product: the suite stays fast)."""
+    return [(targets[(i + j) % len(targets)], v) for i, v in enumerate(values) for j in range(per_value)]
+
+
+@pytest.mark.parametrize(("path", "raw"), _pairs(sorted(BAD_VALUES), FIGURE_PATHS, 2))
 def test_bad_figure_in_a_hardware_file(tmp_path: Path, path: str, raw: str) -> None:
     f = _write(tmp_path, "hw.yaml", _with(H100, f"{path}.value", raw))
     refused(invoke("hw", "show", "--hw-file", f), 2, f, path, BAD_VALUES[raw])
@@ -562,8 +567,7 @@ INT_OPTIONS = {
 }
 
 
-@pytest.mark.parametrize("value", sorted(CLI_NUMBERS), ids=_ids)
-@pytest.mark.parametrize("option", sorted(INT_OPTIONS))
+@pytest.mark.parametrize(("option", "value"), _pairs(sorted(CLI_NUMBERS), sorted(INT_OPTIONS), 3))
 def test_hostile_numbers_on_the_command_line(option: str, value: str) -> None:
     args = INT_OPTIONS[option]
     message = CLI_NUMBERS[value]

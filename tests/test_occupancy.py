@@ -138,7 +138,7 @@ def test_bad_input(kwargs: dict[str, int], text: str) -> None:
 CONFIG = st.tuples(st.integers(1, 1024), st.integers(1, 255), st.integers(0, 232448), st.integers(-1, 100))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(CONFIG)
 def test_never_more_than_any_single_limit(cfg: tuple[int, int, int, int]) -> None:
     threads, regs, smem, carve = cfg
@@ -151,7 +151,7 @@ def test_never_more_than_any_single_limit(cfg: tuple[int, int, int, int]) -> Non
     assert r.limiters or r.blocks_per_sm == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(CONFIG, st.integers(1, 254), st.integers(0, 232447))
 def test_monotone_in_registers_and_smem(cfg: tuple[int, int, int, int], r2: int, s2: int) -> None:
     threads, regs, smem, carve = cfg

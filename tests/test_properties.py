@@ -56,7 +56,7 @@ def _try(op: str, hw: str, **params: Any) -> Any:
         return None  # the dtype the part lacks, or no interconnect figure: nothing to check
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(CASE, HW, DTYPE)
 def test_roofline_bounds(case: tuple[str, dict[str, Any]], hw: str, dtype: str) -> None:
     op, params = case
@@ -76,7 +76,7 @@ def test_roofline_bounds(case: tuple[str, dict[str, Any]], hw: str, dtype: str) 
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(DIMS, DIMS, DIMS, st.booleans(), st.sampled_from(["bf16", "fp32", "fp8"]))
 def test_gemm_scales_exactly(m: int, n: int, k: int, beta: bool, dtype: str) -> None:
     a = analyze("gemm", "b200", m=m, n=n, k=k, beta=beta, dtype=dtype)
@@ -87,7 +87,7 @@ def test_gemm_scales_exactly(m: int, n: int, k: int, beta: bool, dtype: str) -> 
     assert tb["A"] == 2 * ta["A"] and tb["B"] == ta["B"] and tb["C_write"] == 2 * ta["C_write"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 2048), st.integers(1, 8000))
 def test_decode_bytes_grow_with_batch(batch: int, context: int) -> None:
     a = analyze("decode", "h200", model="llama-3.1-8b", batch=batch, context=context)
