@@ -484,7 +484,7 @@ def _load_builtin(stem: str) -> Hardware:
     from .registry import builtin_label, read_builtin
 
     label = builtin_label("hardware", stem)
-    data = parse_yaml(read_builtin("hardware", stem), label)
+    data = parse_yaml(read_builtin("hardware", stem), label, trusted=True)
     if isinstance(data, dict):
         data.setdefault("id", stem)
     return validate(Hardware, data, label)

@@ -21,8 +21,17 @@ def test_wheel_contains_data(tmp_path: Path) -> None:
         and subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode
     ):
         pytest.skip("pip is not available")
+    # build from a copy without build/ (a stale build/lib would hide a package missing from pyproject)
+    src = tmp_path / "src"
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            "build", "dist", ".git", "*.egg-info", "__pycache__", ".whl", "validation", "docs", ".gl"
+        ),
+    )
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(src)],
         capture_output=True,
         text=True,
     )
@@ -33,10 +42,25 @@ def test_wheel_contains_data(tmp_path: Path) -> None:
         assert f"roofcalc/hwdata/{f.name}" in names
     for f in (ROOT / "ops").glob("*.yaml"):
         assert f"roofcalc/opdata/{f.name}" in names
+    for f in (ROOT / "models").glob("*.yaml"):
+        assert f"roofcalc/modeldata/{f.name}" in names
+    # every module and CUDA source of the package (a subpackage left out of pyproject's list
+    # would install a CLI that cannot start)
+    for f in (ROOT / "roofcalc").rglob("*"):
+        if f.suffix in (".py", ".cu", ".typed") and "__pycache__" not in f.parts:
+            assert f"roofcalc/{f.relative_to(ROOT / 'roofcalc').as_posix()}" in names, f
     # and it runs from the unpacked wheel, far from the checkout
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     env = dict(os.environ, PYTHONPATH=str(site))
+    res = subprocess.run(
+        [sys.executable, "-c", "import roofcalc, sys; sys.stderr.write(roofcalc.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0 and res.stderr.startswith(str(site)), res.stderr  # the wheel's, not the checkout's
     res = subprocess.run(
         [sys.executable, "-m", "roofcalc", "op", "gemm", "--m", "8192", "--json"],
         cwd=tmp_path,

@@ -1,0 +1,56 @@
+"""Start-up of `roofcalc op gemm --m 8192 --hw h100` against importing the libraries it needs.
+
+Paired runs (baseline, then roofcalc, alternating) of fresh processes, median of each and the
+ratio of the medians. Run from anywhere with roofcalc installed:
+
+    python benchmarks/startup.py [--runs 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+BASELINE = [sys.executable, "-c", "import click, yaml; from pydantic import BaseModel; "
+            "from rich.console import Console; from rich.table import Table"]
+
+
+def timed(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    exe = shutil.which("roofcalc")
+    cases = {
+        "baseline imports": BASELINE,
+        "roofcalc op gemm --m 8192 --hw h100": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100"],
+        "roofcalc op gemm ... --json": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100", "--json"],
+        "roofcalc --help": [exe or "roofcalc", "--help"],
+    }
+    for cmd in cases.values():  # warm the file cache and the bytecode caches
+        timed(cmd)
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(args.runs):
+        for name, cmd in cases.items():
+            samples[name].append(timed(cmd))
+    base = statistics.median(samples["baseline imports"])
+    print(f"{'command':40s} {'median':>9s} {'p10':>9s} {'p90':>9s} {'x baseline':>10s}")
+    for name, xs in samples.items():
+        xs = sorted(xs)
+        med = statistics.median(xs)
+        print(f"{name:40s} {med * 1e3:7.1f}ms {xs[len(xs) // 10] * 1e3:7.1f}ms {xs[len(xs) * 9 // 10] * 1e3:7.1f}ms "
+              f"{med / base:9.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
