@@ -94,17 +94,12 @@ class BreakdownRow(_Strict):
     help: str
 
 
-KERNEL_FORMULAS = (
+# the formula fields of a kernel: counts (rounded up to whole numbers), amounts, and a flag
+KERNEL_COUNTS = (
     "grid",
     "threads",
     "regs",
     "smem",
-    "dram_bytes",
-    "write_bytes",
-    "sfu_ops",
-    "reread_bytes",
-    "footprint_bytes",
-    "flops",
     "passes",
     "inflight_bytes",
     "repeat",
@@ -117,9 +112,10 @@ KERNEL_FORMULAS = (
     "seq",
     "kv_seq",
     "head_dim",
-    "causal",
     "ranks",
 )
+KERNEL_AMOUNTS = ("dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops")
+KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal")
 
 
 class KernelDef(_Strict):

@@ -22,7 +22,7 @@ from .errors import DomainError, InputError, ParamError, suggest
 from .expected import KernelEstimate, Term
 from .formula import EvalError, Value, as_exact
 from .hardware import Hardware
-from .opdefs import HARDWARE_NAMES, MAX_INT_PARAM, OpDef, Param
+from .opdefs import HARDWARE_NAMES, KERNEL_AMOUNTS, KERNEL_COUNTS, MAX_INT_PARAM, OpDef, Param
 from .output import SCHEMA_VERSION
 
 
@@ -442,28 +442,9 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
             continue
         vals: dict[str, Any] = {}
-        for field in (
-            "grid",
-            "threads",
-            "regs",
-            "smem",
-            "passes",
-            "inflight_bytes",
-            "repeat",
-            "m",
-            "n",
-            "k",
-            "batch",
-            "heads",
-            "kv_heads",
-            "seq",
-            "kv_seq",
-            "head_dim",
-            "ranks",
-        ):
-            v = _num(opdef, f"kernels.{i}.{field}", env)
-            vals[field] = max(0, math.ceil(v))
-        for field in ("dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops"):
+        for field in KERNEL_COUNTS:
+            vals[field] = max(0, math.ceil(_num(opdef, f"kernels.{i}.{field}", env)))
+        for field in KERNEL_AMOUNTS:
             vals[field] = float(_num(opdef, f"kernels.{i}.{field}", env))
         vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
         if vals["threads"] < 1:
