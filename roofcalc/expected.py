@@ -130,6 +130,7 @@ class Kernel:
     inflight_bytes: int = 16
     write_bytes: float = 0.0  # the part of dram_bytes that is written
     sfu_ops: float = 0.0  # special-function operations (exp, rsqrt, reciprocal)
+    instructions: float = 0.0  # warp instructions the kernel executes (measured with Nsight Compute)
     repeat: int = 1  # how many times the kernel runs (e.g. once per layer)
     part: str | None = None  # the layer kind (decode/prefill breakdown)
     # gemm
@@ -171,6 +172,8 @@ class Card:
     clock_hz: float  # SM clock under load
     sfu_per_clk: float  # special-function results per clock per SM
     fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
+    issue_per_clk: float  # warp instructions an SM issues per clock (one per scheduler)
+    boost_hz: float  # the SM clock of issue-bound (non-tensor) work
     calibrated: bool
     missing: tuple[str, ...]
 
@@ -193,6 +196,7 @@ def card(hw: Hardware) -> Card:
     dram_bw = hw.bandwidth * read_frac
     copy_bw = hw.bandwidth * (fig("dram_copy_fraction") or read_frac)
     l2 = float(hw.l2_bytes.value) if hw.l2_bytes else 0.0
+    l2 /= float(e.l2_partitions.value) if e.l2_partitions else 1.0  # what re-reads can count on
     l2_bw = fig("l2_bandwidth_bytes_per_s") or 2.0 * dram_bw
     per_sm = fig("per_sm_bandwidth_bytes_per_s") or dram_bw / sms
     clock = fig("sustained_sm_clock_mhz") or (float(hw.clocks.boost_mhz.value) if hw.clocks.boost_mhz else 0.0)
@@ -217,6 +221,8 @@ def card(hw: Hardware) -> Card:
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,
+        issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
+        boost_hz=boost or clock * 1e6,
         calibrated=hw.calibration is not None,
         missing=tuple(missing),
     )
@@ -279,6 +285,9 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     t_comp = k.flops / (rate * active / c.sms) if k.flops else 0.0
     if k.sfu_ops and c.sfu_per_clk and c.clock_hz:
         t_comp += k.sfu_ops / (c.sfu_per_clk * c.clock_hz * active)
+    if k.instructions and c.boost_hz:
+        # every warp instruction takes an issue slot of one of the SM's schedulers
+        t_comp = max(t_comp, k.instructions / (c.issue_per_clk * c.boost_hz * active))
     t_lat = math.ceil(waves) * k.passes * c.latency
     # an SM's resident blocks overlap one's memory traffic with another's arithmetic: with
     # few of them, part of the shorter phase stays exposed

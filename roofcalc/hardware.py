@@ -344,6 +344,9 @@ class Expected(_Strict):
     # streaming read, copy: achieved / memory.bandwidth_bytes_per_s of this file
     dram_read_fraction: PositiveFigure | None = None
     dram_copy_fraction: PositiveFigure | None = None
+    # the L2 is split into this many partitions; a kernel's re-reads find their lines again
+    # only while its working set fits in one (H100: whitepaper, two partitions)
+    l2_partitions: PositiveFigure | None = None
     # read bandwidth of data resident in L2 (re-reads of rows a kernel just read)
     l2_bandwidth_bytes_per_s: PositiveFigure | None = None
     # warp-level mma.sync (FlashAttention-2's instruction), per dtype: achieved / peak of this file

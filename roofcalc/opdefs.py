@@ -114,7 +114,7 @@ KERNEL_COUNTS = (
     "head_dim",
     "ranks",
 )
-KERNEL_AMOUNTS = ("dram_bytes", "write_bytes", "sfu_ops", "reread_bytes", "footprint_bytes", "flops")
+KERNEL_AMOUNTS = ("dram_bytes", "write_bytes", "sfu_ops", "instructions", "reread_bytes", "footprint_bytes", "flops")
 KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal")
 
 
@@ -140,6 +140,8 @@ class KernelDef(_Strict):
     write_bytes: str | int = 0
     # special-function operations (exp, rsqrt, reciprocal) on the SFU
     sfu_ops: str | int = 0
+    # warp instructions executed (issue slots), as measured with Nsight Compute
+    instructions: str | int = 0
     reread_bytes: str | int = 0
     footprint_bytes: str | int = 0
     flops: str | int = 0

@@ -16,10 +16,24 @@ import yaml
 
 from roofcalc.hardware import load_calibration, load_hardware
 
-ABSOLUTE = ("event_floor_s", "stream_floor_s", "graph_floor_s", "torch_op_floor_s", "dram_latency_s",
-            "loaded_latency_s", "l2_latency_s", "per_sm_bandwidth_bytes_per_s", "l2_bandwidth_bytes_per_s", "sustained_sm_clock_mhz",
-            "sms_to_saturate_read", "skinny_gemm_bandwidth_fraction", "allreduce_latency_s", "allreduce_graph_latency_s", "allreduce_bus_bytes_per_s",
-            "p2p_bytes_per_s")
+ABSOLUTE = (
+    "event_floor_s",
+    "stream_floor_s",
+    "graph_floor_s",
+    "torch_op_floor_s",
+    "dram_latency_s",
+    "loaded_latency_s",
+    "l2_latency_s",
+    "per_sm_bandwidth_bytes_per_s",
+    "l2_bandwidth_bytes_per_s",
+    "sustained_sm_clock_mhz",
+    "sms_to_saturate_read",
+    "skinny_gemm_bandwidth_fraction",
+    "allreduce_latency_s",
+    "allreduce_graph_latency_s",
+    "allreduce_bus_bytes_per_s",
+    "p2p_bytes_per_s",
+)
 
 
 def main() -> int:
@@ -34,34 +48,49 @@ def main() -> int:
 
     for name in ABSOLUTE:
         f = getattr(e, name)
-        if f is not None and name not in ("allreduce_latency_s", "allreduce_graph_latency_s",
-                                          "allreduce_bus_bytes_per_s", "p2p_bytes_per_s"):
+        if f is not None and name not in (
+            "allreduce_latency_s",
+            "allreduce_graph_latency_s",
+            "allreduce_bus_bytes_per_s",
+            "p2p_bytes_per_s",
+        ):
             out[name] = fig(float(f.value), f"{cal_path}")
     for c2 in extra:
         e2 = load_calibration(c2).expected
-        for name in ("allreduce_latency_s", "allreduce_graph_latency_s", "allreduce_bus_bytes_per_s", "p2p_bytes_per_s"):
+        for name in (
+            "allreduce_latency_s",
+            "allreduce_graph_latency_s",
+            "allreduce_bus_bytes_per_s",
+            "p2p_bytes_per_s",
+        ):
             f = getattr(e2, name)
             if f is not None:
                 out[name] = fig(float(f.value), f"{c2} (2 GPUs over NVLink)")
     for name in ("dram_read_fraction", "dram_copy_fraction"):
         f = getattr(e, name)
         if f is not None:
-            out[name] = fig(float(f.value) * cal.bandwidth / reg.bandwidth,
-                            f"{cal_path}: rescaled to this file's bandwidth ({f.note})")
+            out[name] = fig(
+                float(f.value) * cal.bandwidth / reg.bandwidth,
+                f"{cal_path}: rescaled to this file's bandwidth ({f.note})",
+            )
     for table in ("tensor_fraction", "unaligned_tensor_fraction", "mma_sync_fraction"):
         rows = {}
         for dt, f in getattr(e, table).items():
             if dt in reg.peak_flops_per_s and dt in cal.peak_flops_per_s:
-                rows[dt] = fig(float(f.value) * cal.peak(dt) / reg.peak(dt), f"{cal_path}: rescaled to this file's {dt} peak")
+                rows[dt] = fig(
+                    float(f.value) * cal.peak(dt) / reg.peak(dt), f"{cal_path}: rescaled to this file's {dt} peak"
+                )
         if rows:
             out[table] = rows
     if e.cuda_core_gemm_fraction is not None:
-        out["cuda_core_gemm_fraction"] = fig(float(e.cuda_core_gemm_fraction.value) * cal.peak("fp32") / reg.peak("fp32"),
-                                             f"{cal_path}: rescaled to this file's fp32 peak")
-    if e.sfu_ops_per_clk_per_sm is not None:
-        f = e.sfu_ops_per_clk_per_sm
-        out["sfu_ops_per_clk_per_sm"] = {"value": f.value, "source": "cuda-guide", "kind": "documented",
-                                         "note": f.note}
+        out["cuda_core_gemm_fraction"] = fig(
+            float(e.cuda_core_gemm_fraction.value) * cal.peak("fp32") / reg.peak("fp32"),
+            f"{cal_path}: rescaled to this file's fp32 peak",
+        )
+    for name, src in (("sfu_ops_per_clk_per_sm", "cuda-guide"), ("l2_partitions", "hopper-wp")):
+        f = getattr(e, name)
+        if f is not None:  # documented figures, carried as they are
+            out[name] = {"value": f.value, "source": src, "kind": "documented", "note": f.note}
     print(yaml.safe_dump({"expected": out}, sort_keys=False, width=200))
     return 0
 
