@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from roofcalc.cli import cli
 from roofcalc.opdefs import op_names
 
-EXAMPLES = int(os.environ.get("ROOFCALC_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("ROOFCALC_FUZZ_EXAMPLES", "150"))
 
 COMMANDS: list[list[str]] = (
     [["op", n] for n in op_names()]

@@ -22,7 +22,7 @@ from roofcalc.occupancy_solver import blocks_per_sm
 
 HERE = Path(__file__).parent
 FLAGS = {1: "warps", 2: "registers", 4: "shared_memory", 8: "blocks", 16: "barriers"}
-N = 4_000
+N = 2_500
 
 # one registry part per compute capability
 PARTS = {"8.0": "a100", "8.9": "l40s", "9.0": "h100", "10.0": "b200", "12.0": "rtx-5090"}

@@ -27,7 +27,17 @@ def test_wheel_contains_data(tmp_path: Path) -> None:
         ROOT,
         src,
         ignore=shutil.ignore_patterns(
-            "build", "dist", ".git", "*.egg-info", "__pycache__", ".whl", "validation", "docs", ".gl"
+            "build",
+            "dist",
+            ".git",
+            "*.egg-info",
+            "__pycache__",
+            ".whl",
+            "validation",
+            "docs",
+            ".gl",
+            "tests",
+            "benchmarks",
         ),
     )
     out = subprocess.run(
