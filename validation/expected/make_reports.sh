@@ -11,7 +11,7 @@ report() {  # measurements, hardware name, calibration, output stem
 }
 for card in h100 h200; do
   cal=../probe/$card/calibration.yaml
-  for set in ops ops-rand1 ops-rand2 ops-rand3 llm llm-extra; do
+  for set in ops ops-rand1 ops-rand2 ops-rand3 llm llm-extra llm-extra2; do
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$cal" "$card/report-$set"
   done
 done
