@@ -23,11 +23,10 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False) -> Console:
-    from rich.console import Console
+    """The one console of roofcalc (sane widths for any $COLUMNS, quiet broken pipes)."""
+    from ..render import console as shared_console
 
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else int(os.environ.get("COLUMNS", "120"))
-    return Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+    return shared_console(stderr)
 
 
 # ------------------------------------------------------------------ progress
