@@ -1,0 +1,78 @@
+"""Helpers the bench scripts share: the record's metadata (date, device, driver, environment),
+the atomic JSON write, percentiles. Imported by the scripts beside it (torch and the standard
+library only: these run on the GPU machine as they are)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import subprocess
+from typing import Any
+
+import torch
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def device_info(dev: torch.device) -> dict[str, Any]:
+    if dev.type == "cuda":
+        p = torch.cuda.get_device_properties(dev)
+        return {
+            "name": p.name,
+            "cc": f"{p.major}.{p.minor}",
+            "sm_count": p.multi_processor_count,
+            "l2_bytes": getattr(p, "L2_cache_size", None),
+            "total_mem_bytes": p.total_memory,
+        }
+    return {"name": platform.processor() or platform.machine() or "cpu", "cc": None,
+            "sm_count": None, "l2_bytes": None, "total_mem_bytes": None,
+            "cpu_threads": torch.get_num_threads()}
+
+
+def driver_version() -> str | None:
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = r.stdout.strip().splitlines()
+    return lines[0].strip() if r.returncode == 0 and lines else None
+
+
+ENV_PREFIXES = ("NCCL_", "TORCH_", "PYTORCH_", "CUDA_", "NVSHMEM_", "CUBLAS", "CUDNN")
+ENV_ALWAYS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+              "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
+
+
+def selected_env() -> dict[str, str | None]:
+    env: dict[str, str | None] = {k: os.environ.get(k) for k in ENV_ALWAYS}
+    env.update({k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)})
+    return dict(sorted(env.items()))
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Linear-interpolated percentile, q in [0, 100]."""
+    s = sorted(xs)
+    if len(s) == 1:
+        return s[0]
+    pos = (len(s) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def short_err(e: BaseException) -> str:
+    msg = f"{type(e).__name__}: {e}".strip()
+    return msg if len(msg) <= 600 else msg[:600] + " ..."
