@@ -28,6 +28,7 @@ from click.testing import CliRunner
 from roofcalc.cli import cli
 from roofcalc.errors import SpecError
 from roofcalc.formula import EvalError, Formula, FormulaError
+from roofcalc.hardware import SMResources
 from roofcalc.specfile import parse_json, parse_yaml, read_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,24 +306,8 @@ def test_nan_peak_never_reaches_the_output(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ counts and SM resources
 
-SM_FIELDS = [
-    "sm_count",
-    "warp_size",
-    "max_threads_per_block",
-    "max_threads_per_sm",
-    "max_blocks_per_sm",
-    "registers_per_sm",
-    "registers_per_block",
-    "max_registers_per_thread",
-    "register_allocation_unit",
-    "sub_partitions",
-    "shared_memory_per_sm_bytes",
-    "shared_memory_per_block_bytes",
-    "shared_memory_per_block_optin_bytes",
-    "reserved_shared_memory_per_block_bytes",
-    "shared_memory_allocation_unit_bytes",
-    "block_barriers_per_sm",
-]
+# Every scalar SM resource field (the list of cache configurations is checked on its own).
+SM_FIELDS = [f for f in SMResources.model_fields if f != "shared_memory_configs_kib"]
 COUNT_VALUES = {
     "0.5": "whole number",
     "1099511627776": "absurdly large",

@@ -36,6 +36,8 @@ from roofcalc.kernelfiles.ncu import _bytes, unit_scale
 from roofcalc.kernels_command import kernels
 from roofcalc.occupancy_solver import blocks_per_sm
 
+from .test_occupancy_header import _oracle
+
 ROOT = Path(__file__).resolve().parent.parent
 H200 = ROOT / "tests" / "data" / "kernels" / "h200"
 SAMPLES = ROOT / "tests" / "data" / "kernels" / "samples"
@@ -396,31 +398,7 @@ def test_cubin_occupancy_matches_cuda_occupancy_h(light: tuple[Path, Path], harn
                 )
                 # the oracle gets what cudaFuncGetAttributes reports: ptxas's figures (runtime.json shows they agree)
                 configs.append((threads, p.registers, dyn, p.smem_reported_bytes, -1, max(1, p.barriers or 0)))
-    cc = hw.cc
-    assert cc is not None
-    v = hw.sm_value
-    args = [
-        cc[0],
-        cc[1],
-        v("max_threads_per_block"),
-        v("max_threads_per_sm"),
-        v("registers_per_block"),
-        v("registers_per_sm"),
-        v("warp_size"),
-        v("shared_memory_per_block_bytes"),
-        v("shared_memory_per_sm_bytes"),
-        v("shared_memory_per_block_optin_bytes"),
-        v("reserved_shared_memory_per_block_bytes"),
-        v("sm_count"),
-    ]
-    out = subprocess.run(
-        [str(harness), *map(str, args)],
-        input="".join(" ".join(map(str, c)) + "\n" for c in configs),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split("\n")
-    oracle = [int(line.split()[0]) for line in out if line]
+    oracle = [blocks for blocks, _limiters in _oracle(harness, hw, configs)]
     assert len(oracle) == len(mine) == 12 * 28
     assert [(c, m, o) for c, m, o in zip(configs, mine, oracle, strict=True) if m != o] == []
 
