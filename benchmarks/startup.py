@@ -13,7 +13,9 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import time
+from pathlib import Path
 
 BASELINE = [sys.executable, "-c", "import click, yaml; from pydantic import BaseModel; "
             "from rich.console import Console; from rich.table import Table"]
@@ -29,7 +31,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
-    exe = shutil.which("roofcalc")
+    # The console script installed beside this interpreter: a shim on PATH (pyenv's is a bash
+    # script that starts a second process) would be timed along with roofcalc.
+    beside = Path(sysconfig.get_path("scripts")) / "roofcalc"
+    exe = str(beside) if beside.exists() else shutil.which("roofcalc")
     cases = {
         "baseline imports": BASELINE,
         "roofcalc op gemm --m 8192 --hw h100": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100"],

@@ -7,21 +7,20 @@ models hold, so a chart's points are the numbers the tables print.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 from .errors import InputError
 from .hardware import Hardware
 from .opdefs import OpDef
+from .record import Record
 from .roofline import RooflineResult, evaluate
 
 MAX_SWEEP_POINTS = 200
 
 
-class Roof(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Roof(Record):
     hardware: str
     dtype: str
     peak_flops_per_s: float
@@ -30,9 +29,8 @@ class Roof(BaseModel):
     calibrated: bool
 
 
-class Point(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Point(Record):
     label: str
     hardware: str
     dtype: str
@@ -41,9 +39,8 @@ class Point(BaseModel):
     bound: str
 
 
-class RooflineChart(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class RooflineChart(Record):
     version: int = 1
     roofs: list[Roof]
     points: list[Point]
@@ -144,17 +141,15 @@ def parse_range(text: str, steps: int | None = None, linear: bool = False) -> li
     return values
 
 
-class SweepRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class SweepRow(Record):
     hardware: str
     value: int
     result: RooflineResult
 
 
-class Sweep(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Sweep(Record):
     version: int = 1
     op: str
     param: str
@@ -188,9 +183,8 @@ def sweep(
 # ------------------------------------------------------------------ occupancy curves
 
 
-class Curve(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Curve(Record):
     variable: str
     unit: str
     x: list[int]
@@ -198,9 +192,8 @@ class Curve(BaseModel):
     current: int
 
 
-class OccupancyCurves(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class OccupancyCurves(Record):
     version: int = 1
     hardware: str
     curves: list[Curve]

@@ -22,13 +22,12 @@ Pure functions: no I/O, no printing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from .errors import DomainError
 from .hardware import Hardware
+from .record import Record
 
 Launch = Literal["event", "stream", "graph", "eager"]
 
@@ -70,19 +69,17 @@ SKINNY_ROWS = 64
 GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "simt": (8, 3), "tf32": (32, 4)}
 
 
-class Term(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Term(Record):
     """One named contribution to the expected time, with its reason."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     seconds: float
     reason: str
 
 
-class KernelEstimate(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class KernelEstimate(Record):
     name: str
     model: str
     seconds: float  # one run of the kernel
@@ -96,9 +93,8 @@ class KernelEstimate(BaseModel):
     reason: str
 
 
-class Expected(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Expected(Record):
     seconds: float
     # what most of the expected time goes to: memory, compute, latency, launch or interconnect
     limiter: str = "memory"
@@ -106,7 +102,7 @@ class Expected(BaseModel):
     kernels: list[KernelEstimate]
     launch: Launch
     calibrated: bool
-    notes: list[str] = []
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ must.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from .errors import DomainError, InputError
 from .hardware import Hardware, load_hardware
+from .record import Record
 
 LIMITERS = ("registers", "shared_memory", "warps", "blocks", "barriers")
 Limiter = Literal["registers", "shared_memory", "warps", "blocks", "barriers"]
@@ -57,10 +57,9 @@ def _round_up(a: int, b: int) -> int:
     return _ceil_div(a, b) * b
 
 
-class NextBlock(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class NextBlock(Record):
     """What to change (one thing at a time) to fit one more block per SM."""
-
-    model_config = ConfigDict(frozen=True)
 
     regs_at_most: int | None
     smem_at_most: int | None
@@ -68,9 +67,8 @@ class NextBlock(BaseModel):
     why_not: dict[str, str]
 
 
-class Waves(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Waves(Record):
     grid: int
     blocks_per_wave: int
     waves: float
@@ -79,9 +77,8 @@ class Waves(BaseModel):
     tail_efficiency_loss: float
 
 
-class OccupancyResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class OccupancyResult(Record):
     version: int = 1
     hardware: str
     threads: int
@@ -112,7 +109,8 @@ class OccupancyResult(BaseModel):
     notes: list[str]
 
 
-class _Raw(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class _Raw(Record):
     """The header's numbers, before presentation."""
 
     blocks: int

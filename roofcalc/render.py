@@ -38,7 +38,9 @@ def console(stderr: bool = False) -> Console:
                 os.dup2(devnull, sys.stdout.fileno())
             raise SystemExit(0)
 
-    return _Console(stderr=stderr, width=terminal_width(), highlight=False, soft_wrap=False)
+    # emoji=False: a name such as ":fire:" is printed as typed (esc() escapes markup, not emoji
+    # codes), and rich's 3,600-entry emoji table is not loaded for nothing
+    return _Console(stderr=stderr, width=terminal_width(), highlight=False, soft_wrap=False, emoji=False)
 
 
 def terminal_width() -> int | None:

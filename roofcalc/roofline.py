@@ -12,10 +12,9 @@ given parameters and places the result on the hardware's roofline:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from .dtypes import DTYPES, ELEMENT_BYTES
 from .errors import DomainError, InputError, ParamError, suggest
@@ -24,27 +23,25 @@ from .formula import EvalError, Value, as_exact
 from .hardware import Hardware
 from .opdefs import HARDWARE_NAMES, KERNEL_AMOUNTS, KERNEL_COUNTS, MAX_INT_PARAM, OpDef, Param
 from .output import SCHEMA_VERSION
+from .record import Record
 
 
-class ByteItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class ByteItem(Record):
     term: str
     bytes: int | float
     help: str
 
 
-class InfoItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class InfoItem(Record):
     name: str
     value: int | float
     help: str
 
 
-class BreakdownItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class BreakdownItem(Record):
     part: str
     flops: int | float
     bytes: int | float
@@ -56,9 +53,8 @@ class BreakdownItem(BaseModel):
     kernels: int = 0
 
 
-class MemoryFit(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class MemoryFit(Record):
     items: list[ByteItem]
     needed_bytes: int | float
     gpus: int
@@ -68,18 +64,16 @@ class MemoryFit(BaseModel):
     gpus_needed: int
 
 
-class Crossover(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Crossover(Record):
     param: str
     value: int | None
     text: str
 
 
-class RooflineResult(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class RooflineResult(Record):
     """Everything ``roofcalc op`` prints; ``--json`` is ``model_dump(mode='json')``."""
-
-    model_config = ConfigDict(frozen=True)
 
     version: int = SCHEMA_VERSION
     op: str
@@ -111,16 +105,16 @@ class RooflineResult(BaseModel):
     tokens_per_s: float | None = None
     time_label: str | None = None
     memory: MemoryFit | None = None
-    breakdown: list[BreakdownItem] = []
+    breakdown: list[BreakdownItem] = field(default_factory=list)
     crossover: Crossover | None = None
     # the expected time of the usual implementation (expected.py), beside the bound above
     expected_s: float | None = None
-    expected_terms: list[Term] = []
-    expected_kernels: list[KernelEstimate] = []
+    expected_terms: list[Term] = field(default_factory=list)
+    expected_kernels: list[KernelEstimate] = field(default_factory=list)
     expected_launch: str | None = None
     expected_limiter: str | None = None  # memory, compute, latency, launch or interconnect
     headroom: float | None = None  # expected / bound (predicted_s)
-    expected_notes: list[str] = []
+    expected_notes: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ parameters
@@ -442,10 +436,10 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
             continue
         vals: dict[str, Any] = {}
-        for field in KERNEL_COUNTS:
-            vals[field] = max(0, math.ceil(_num(opdef, f"kernels.{i}.{field}", env)))
-        for field in KERNEL_AMOUNTS:
-            vals[field] = float(_num(opdef, f"kernels.{i}.{field}", env))
+        for key in KERNEL_COUNTS:
+            vals[key] = max(0, math.ceil(_num(opdef, f"kernels.{i}.{key}", env)))
+        for key in KERNEL_AMOUNTS:
+            vals[key] = float(_num(opdef, f"kernels.{i}.{key}", env))
         vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
         if vals["threads"] < 1:
             raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")

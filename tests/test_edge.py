@@ -121,7 +121,7 @@ def test_crossover_starts_at_the_parameter_minimum(tmp_path: Path) -> None:
     assert d["crossover"]["value"] is not None and d["crossover"]["value"] >= 16
 
 
-@pytest.mark.parametrize("name", ["GPU [/x] odd", "GPU [blink]x[/blink]", "ctl\x1b[31mred"])
+@pytest.mark.parametrize("name", ["GPU [/x] odd", "GPU [blink]x[/blink]", "ctl\x1b[31mred", "GPU :fire: 9000"])
 def test_user_text_is_not_rich_markup(tmp_path: Path, name: str) -> None:
     text = (Path(__file__).resolve().parent.parent / "hardware" / "h100.yaml").read_text()
     text = re.sub(r"^name: .*$", lambda _: "name: " + json.dumps(name), text, count=1, flags=re.M)
