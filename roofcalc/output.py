@@ -8,7 +8,6 @@ folder and renamed over it, so a failure never leaves a half-written file.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,6 +46,8 @@ def write_atomic(path: str | Path, data: str | bytes | Callable[[str], None]) ->
     target = check_output_path(path)
     parent = target.parent if str(target.parent) else Path(".")
     try:
+        import tempfile  # only when a file is written (start-up)
+
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=".roofcalc-", suffix=target.suffix)
     except OSError as e:
         raise InputError(f"{path}: cannot write: {e.strerror}") from None
