@@ -53,11 +53,15 @@ GEMM_TILES: dict[str, tuple[tuple[int, int], ...]] = {
         (64, 16),
         (64, 8),
     ),
-    "unaligned": ((256, 128), (128, 128)),
+    "unaligned": ((256, 128), (128, 128), (128, 64), (64, 64)),
     "simt": ((256, 128), (128, 64), (32, 64)),
     "tf32": ((128, 256), (128, 128), (64, 128)),
 }
-MIN_K_PER_SPLIT = 512
+# The least k one split-K slice keeps, per library path. The TMA kernels keep long slices; the
+# unaligned fallback (cutlass_75 s1688gemm, 32 k per step) splits down to about two k-steps
+# when its tiles are few (the bf16 kernels of validation/expected/h200/kernels/kshapes-rand*.json:
+# 64x64 tiles, 5 to 33 splits of 30 to 300 k each, where few tiles would leave SMs idle).
+MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "simt": 512, "tf32": 512}
 # a GEMM with at most this many rows (or columns) is the weight-streaming kind cuBLAS runs with
 # its narrow-tile kernels (the 8- to 64-wide tiles in GEMM_TILES), like the probe's 16-row case
 SKINNY_ROWS = 64
@@ -338,16 +342,26 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     )
     bk, stages = GEMM_PIPELINE[path]
     per_sm = rate / c.sms
+    # The unaligned fallback loads its operands an element at a time (a leading dimension not a
+    # multiple of 16 bytes rules out vector loads): its tiles are bound by the elements an SM
+    # loads per second, (tm + tn) per k, padded rows included, not by the MMAs. That rate is
+    # read off the measured unaligned GEMM rate (the probe's large odd GEMMs, which run
+    # 256x128 tiles): FLOP/s per SM / (2 tm tn / (tm + tn)).
+    big_m, big_n = GEMM_TILES["unaligned"][0]
+    elems_per_s = per_sm * (big_m + big_n) / (2 * big_m * big_n)
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
     for tm, tn in GEMM_TILES[path]:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
         split = 1
-        if tiles < c.sms and k.k >= 2 * MIN_K_PER_SPLIT:
-            split = max(1, min(c.sms // tiles, k.k // MIN_K_PER_SPLIT))
+        min_k = MIN_K_PER_SPLIT[path]
+        if tiles < c.sms and k.k >= 2 * min_k:
+            split = max(1, min(c.sms // tiles, k.k // min_k))
         units = tiles * split
         waves = math.ceil(units / c.sms)
-        t_comp = waves * 2 * tm * tn * math.ceil(k.k / split) / per_sm
+        k_split = math.ceil(k.k / split)
+        t_tile = (tm + tn) * k_split / elems_per_s if path == "unaligned" else 2 * tm * tn * k_split / per_sm
+        t_comp = waves * t_tile
         active = min(c.sms, units)
         # few rows (or columns): the kernel streams the other operand, as decode's projections do
         card_bw = c.skinny_bw if min(k.m, k.n) <= SKINNY_ROWS else c.dram_bw
@@ -356,8 +370,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         t_mem = io / bw
         # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
         # brings them), then the store of the results, after the first operands arrived
-        t_steps = math.ceil(math.ceil(k.k / split) / bk) / stages * c.latency
-        t_wave = max(2 * tm * tn * math.ceil(k.k / split) / per_sm, t_steps) + 2 * c.latency
+        t_steps = math.ceil(k_split / bk) / stages * c.latency
+        t_wave = max(t_tile, t_steps) + 2 * c.latency
         t = max(waves * t_wave, t_mem)
         t_red = 0.0
         if split > 1:  # fp32 partial tiles written, then read back by a reduction kernel
@@ -508,17 +522,26 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         )
     ]
     if split > 1:
+        # FA-2's combine kernel (flash_fwd_splitkv_combine_kernel): blocks of 4 query rows
+        # (head_dim 128; 8 for 64) load every split's log-sum-exp, reduce them, then walk the
+        # splits one after another: each split's partial output is loaded into the same
+        # registers and accumulated before the next load can issue, one L2 round trip per split
+        # (the split kernel has just written them; the kernel shapes and durations are in
+        # validation/expected/h100/kernel-shapes.json). Then the output is stored.
         part = k.batch * k.heads * split * (k.head_dim + 1) * 4
+        rows = 4 if k.head_dim % 128 == 0 else 8 if k.head_dim % 64 == 0 else 16
+        l2_trip = c.l2_latency or c.latency
+        t_chain = (split + 1) * l2_trip + c.latency
         out.append(
             KernelEstimate(
                 name=f"{k.name} combine",
                 model="stream",
-                seconds=part / c.dram_bw + c.latency,
-                grid=k.batch * k.heads,
+                seconds=max(t_chain, part / c.l2_bw + c.latency),
+                grid=math.ceil(k.batch * k.heads / rows),
                 blocks_per_sm=None,
                 waves=0.0,
                 bound="latency",
-                reason=f"combines the {split} partial outputs per head",
+                reason=f"combines the {split} partial outputs per head, one L2 round trip per split",
             )
         )
     return out
