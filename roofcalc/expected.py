@@ -159,6 +159,9 @@ class Card:
     dram_bw: float  # achievable streaming read bandwidth (B/s)
     copy_bw: float  # achievable when a kernel reads and writes as much (B/s)
     skinny_bw: float  # what a skinny GEMM streams its weights at (B/s)
+    gemm_floor: float  # a library GEMM kernel's fixed cost over an empty kernel (s)
+    l2_total: float  # the whole L2 (bytes)
+    writeback: float  # cost of evicting a dirty L2 line, as a fraction of reading one
     l2_bw: float  # achievable L2 bandwidth for re-reads (B/s)
     l2_bytes: float
     per_sm_bw: float  # one SM's saturation bandwidth (B/s)
@@ -208,6 +211,9 @@ def card(hw: Hardware) -> Card:
         dram_bw=dram_bw,
         copy_bw=copy_bw,
         skinny_bw=dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0),
+        gemm_floor=fig("gemm_kernel_floor_s"),
+        l2_total=float(hw.l2_bytes.value) if hw.l2_bytes else 0.0,
+        writeback=fig("l2_dirty_writeback_fraction"),
         l2_bw=l2_bw,
         l2_bytes=l2,
         per_sm_bw=per_sm,
@@ -322,8 +328,10 @@ def _cuda_rate(hw: Hardware, dtype: str) -> float:
 def gemm_aligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     """Row-major A (m x k), B (k x n), C (m x n): TMA needs the leading dimensions (k, n) in
     multiples of 16 bytes; m only sets how many rows there are. A matrix-vector product
-    (n = 1) has only A's leading dimension."""
-    return (k * dtype_bytes) % 16 == 0 and (n == 1 or (n * dtype_bytes) % 16 == 0)
+    (n = 1) is no tiled GEMM: cuBLAS streams the matrix with loads coalesced across each
+    warp, at full speed whatever its leading dimension (odd-sized bf16 GEMVs measured at
+    2.3 to 2.8 TB/s on H100: validation/expected/h100/ops-rand*.json)."""
+    return n == 1 or ((k * dtype_bytes) % 16 == 0 and (n * dtype_bytes) % 16 == 0)
 
 
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
@@ -371,8 +379,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
         # brings them), then the store of the results, after the first operands arrived
         t_steps = math.ceil(k_split / bk) / stages * c.latency
-        t_wave = max(t_tile, t_steps) + 2 * c.latency
-        t = max(waves * t_wave, t_mem)
+        # the first wave's operands arriving and its results stored are the kernel's fixed
+        # cost (gemm_floor, measured); later waves pay their own round trips
+        t_wave = max(t_tile, t_steps)
+        if c.gemm_floor:
+            t = c.gemm_floor + max(waves * t_wave + (waves - 1) * 2 * c.latency, t_mem)
+        else:
+            t = max(waves * (t_wave + 2 * c.latency), t_mem)
         t_red = 0.0
         if split > 1:  # fp32 partial tiles written, then read back by a reduction kernel
             part = k.m * k.n * 4 * split * k.batch
@@ -392,6 +405,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     elif k.dtype in ("fp32", "fp64"):
         why += f"; {k.dtype} on CUDA cores"
     why += f"; {rate / 1e12:,.0f} TFLOP/s achievable"
+    if c.gemm_floor:
+        why += f"; {c.gemm_floor * 1e6:.1f} us fixed per kernel"
     out = [
         KernelEstimate(
             name=k.name,
@@ -618,6 +633,25 @@ def kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: boo
 # ------------------------------------------------------------------ composing kernels
 
 
+def _traffic(kernels: list[Kernel], dtype_bytes: float) -> float:
+    """The bytes an op's kernels move to and from DRAM (GEMM operands and result once)."""
+    total = 0.0
+    for k in kernels:
+        if k.model == "gemm":
+            total += (k.m * k.k + k.k * k.n + k.m * k.n) * dtype_bytes * k.batch * k.repeat
+        elif k.model in ("stream", "flash"):
+            total += k.dram_bytes * k.repeat
+    return total
+
+
+def _dirty_writeback(hw: Hardware, c: Card, kernels: list[Kernel], dtype_bytes: float) -> float:
+    """After a flush that writes, each line the op brings into the L2 first evicts a dirty one:
+    up to an L2's worth of write-back traffic on the DRAM bus beside the op's own."""
+    if not c.writeback or not c.l2_total:
+        return 0.0
+    return c.writeback * min(_traffic(kernels, dtype_bytes), c.l2_total) / c.dram_bw
+
+
 def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Launch = "event") -> Expected:
     """The expected time of kernels run one after another.
 
@@ -651,22 +685,33 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         label = e.name if e.count == 1 else f"{e.name} (x{e.count:,})"
         terms.append(Term(name=label, seconds=e.seconds * e.count, reason=e.reason))
     if launch == "event":
-        # the host issues the op's kernels one launch time (the stream floor) apart; each starts
-        # when the previous one ends or, if later, its launch latency after its issue
-        latency = max(c.event_floor - c.graph_floor, 0.0)
-        end, i = 0.0, 0
+        # the first kernel pays the event floor; the benchmark's L2 flush keeps the GPU busy
+        # while the host issues the op, so the op's kernels are queued before the GPU reaches
+        # them and follow one another with the gap of back-to-back kernels (a graph node's,
+        # measured with the GPU kept busy: validation/expected/*/kernels/event-overhead.json)
+        end = max(c.event_floor - c.graph_floor, 0.0)
         for e in ests:
-            for _ in range(e.count):
-                start = max(end, i * c.stream_floor + latency)
-                end = start + c.graph_floor + e.seconds
-                i += 1
+            end += (c.graph_floor + e.seconds) * e.count
         floor = end - body
+        wb = _dirty_writeback(hw, c, kernels, dtype_bytes)
+        if wb:
+            terms.append(
+                Term(
+                    name="L2 write-back",
+                    seconds=wb,
+                    reason="the L2 flush before the op (a write, as benchmarks flush) left its lines dirty: "
+                    f"the op's first {min(_traffic(kernels, dtype_bytes), c.l2_total) / 1e6:,.1f} MB evict them "
+                    f"(each costs {c.writeback:.2f} of a line read, measured)",
+                )
+            )
+            end += wb
+            floor = end - body - wb
         terms.append(
             Term(
                 name="launch floor",
                 seconds=floor,
                 reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us for a tiny kernel)"
-                + (f"; {n - 1} more kernel(s) issued {c.stream_floor * 1e6:.1f} us apart" if n > 1 else ""),
+                + (f"; {n - 1} more kernel(s) queued behind it, {c.graph_floor * 1e6:.2f} us apart" if n > 1 else ""),
             )
         )
         total = end

@@ -360,6 +360,14 @@ class Expected(_Strict):
     # a skinny GEMM (few rows: decode's projections) streams its weights at this fraction of
     # the streaming-read bandwidth (probe: bf16 16 x 8192 x 8192 through cuBLAS)
     skinny_gemm_bandwidth_fraction: PositiveFigure | None = None
+    # the fixed cost of a library GEMM kernel over an empty kernel: launch of its blocks, the
+    # first operands' arrival, the epilogue's stores (probe: a one-tile bf16 GEMM per node of a
+    # CUDA graph, less graph_floor_s)
+    gemm_kernel_floor_s: PositiveFigure | None = None
+    # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
+    # every line is dirty; each one an op's reads evict is written back first: its cost as a
+    # fraction of reading a line (probe: a sum after a writing flush vs after a reading one)
+    l2_dirty_writeback_fraction: PositiveFigure | None = None
     # FP32 GEMM on CUDA cores (cuBLAS SGEMM, large): achieved / peak_flops_per_s.fp32
     cuda_core_gemm_fraction: PositiveFigure | None = None
     # 16-bit GEMM whose leading dimension is not a multiple of 16 bytes (no TMA path):

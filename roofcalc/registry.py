@@ -33,8 +33,15 @@ def is_path(text: str) -> bool:
 def builtin_files(kind: Kind) -> dict[str, Any]:
     """The built-in files of one kind: stem -> importlib.resources Traversable, sorted by stem."""
     from importlib.resources import files
+    from pathlib import Path
 
-    root = files(PACKAGES[kind])
+    root: Any
+    try:
+        root = files(PACKAGES[kind])
+    except ModuleNotFoundError:
+        # a source checkout on PYTHONPATH, not installed: the data packages are the folders
+        # beside the package (the GPU machine runs the probe this way)
+        root = Path(__file__).resolve().parent.parent / FOLDERS[kind]
     found = {p.name.rsplit(".", 1)[0]: p for p in root.iterdir() if p.name.endswith(".yaml") and p.is_file()}
     return dict(sorted(found.items()))
 

@@ -443,7 +443,17 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
         if vals["threads"] < 1:
             raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
-        out.append(Kernel(name=kd.name, model=kd.model, help=kd.help, dtype=dtype, pipe=kd.pipe, part=kd.part, **vals))
+        out.append(
+            Kernel(
+                name=kd.name,
+                model=kd.model,
+                help=kd.help,
+                dtype=dtype,
+                pipe=kd.pipe,
+                part=kd.part,
+                **vals,
+            )
+        )
     return out
 
 

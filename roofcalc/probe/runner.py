@@ -405,6 +405,10 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         out["gemm"] = torch_ops.gemm_efficiency(torch, 10)
     except Exception as e:
         skipped.append(f"GEMM efficiency: {_one_line(e)}")
+    try:
+        out["writeback"] = torch_ops.dirty_writeback(torch, 7)
+    except Exception as e:
+        skipped.append(f"L2 dirty write-back: {_one_line(e)}")
     for label, fn in (
         ("GEMM shapes", torch_ops.gemm_ops),
         ("attention", torch_ops.attention_ops),

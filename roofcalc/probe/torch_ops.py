@@ -12,13 +12,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+# GPU clock cycles of the sleep kernel enqueued before a start event (about 100 us): the host's
+# dispatch of the timed call (10 to 30 us for a cuBLAS call from Python) then happens while the
+# GPU is still busy, and the events time only the GPU's work, as in a busy program.
+BUSY_CYCLES = 200_000
 
-def _sample_times(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3) -> list[float]:
+
+def _sample_times(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3, busy: bool = False) -> list[float]:
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
+        if busy:
+            torch.cuda._sleep(BUSY_CYCLES)
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
@@ -230,6 +237,13 @@ GEMM_SHAPES: list[tuple[str, str, int, int, int]] = [
     ("small", "bf16", 512, 512, 512),
     ("small", "bf16", 1024, 1024, 1024),
     ("skinny", "bf16", 16, 8192, 8192),
+    # the same through F.linear (x @ W^T, W stored out x in, as nn.Linear keeps it): the
+    # layout of decode's projections, reported beside it (cuBLAS streams both alike on H100
+    # and H200: validation/expected/*/kernels/skinny-linear.json), so one figure serves both
+    ("skinny linear", "bf16", 16, 8192, 8192),
+    # one 128x128 tile, one k-block: the fixed cost of a library GEMM kernel (timed per GEMM in
+    # a CUDA graph of GRAPH_GEMMS of them, so the launch and event floors are out)
+    ("one tile in a graph", "bf16", 128, 128, 128),
     ("mid-size", "bf16", 3072, 3072, 3072),
     ("mid-size", "bf16", 2304, 2304, 8192),
     ("m not a multiple of 16", "fp8", 8191, 8192, 8192),
@@ -237,6 +251,61 @@ GEMM_SHAPES: list[tuple[str, str, int, int, int]] = [
     ("CUDA cores (tf32 off)", "fp32", 8192, 8192, 8192),
     ("CUDA cores (tf32 off)", "fp32", 4096, 4096, 4096),
 ]
+
+
+def dirty_writeback(torch: Any, reps: int) -> dict[str, Any]:
+    """What the L2's dirty lines cost a streaming read: a sum over 4x the L2 timed after a
+    flush that writes (zero_ of a buffer 4x the L2: every line left dirty, the usual way
+    benchmarks flush) and after one that reads (clean lines). Both with the GPU kept busy
+    before the start event, so only the GPU's time is timed."""
+    l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
+    n = 4 * l2 // 4
+    flush = torch.empty(n, device="cuda", dtype=torch.float32)
+    other = torch.ones(n, device="cuda", dtype=torch.float32)
+    x = torch.ones(n, device="cuda", dtype=torch.float32)
+    out: dict[str, Any] = {"name": "l2_dirty_writeback", "l2_bytes": l2, "read_bytes": 4 * n}
+    ok = True
+    for mode in ("clean", "dirty"):
+        samples = []
+        for _ in range(reps + 2):
+            if mode == "dirty":
+                flush.zero_()
+            else:
+                other.sum()
+            torch.cuda._sleep(BUSY_CYCLES)
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            got = x.sum()
+            b.record()
+            b.synchronize()
+            samples.append(a.elapsed_time(b) * 1e-3)
+            ok = ok and float(got.item()) == float(n)
+        out[f"{mode}_samples_s"] = samples[2:]
+        out[f"{mode}_median_s"] = _median(samples[2:])
+    out["verified"] = ok
+    out["check"] = f"each sum of {n:,} ones is {n:,}" if ok else "a sum was wrong"
+    del flush, other, x
+    return out
+
+
+GRAPH_GEMMS = 200
+
+
+def _graph_gemm(torch: Any, m: int, n: int, k: int, reps: int) -> tuple[list[float], bool, str]:
+    """Time per bf16 GEMM when GRAPH_GEMMS of them are replayed from one CUDA graph."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    torch.mm(a, b, out=c)  # cuBLAS picks and loads its kernel outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(GRAPH_GEMMS):
+            torch.mm(a, b, out=c)
+    times = [t / GRAPH_GEMMS for t in _sample_times(torch, graph.replay, reps)]
+    err = _rel_err(torch, c.float(), a.float() @ b.float())
+    del a, b, c, graph
+    return times, err < 3e-2, f"rel. error {err:.1e} vs float32 (limit 3e-2)"
 
 
 def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
@@ -255,12 +324,25 @@ def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
                     continue
                 times, ok, check = _fp8_gemm(torch, m, n, k, reps, True)
                 rec["impl"] = "torch._scaled_mm e4m3 -> bf16, use_fast_accum"
+            elif label == "skinny linear":
+                a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+                w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+                times = _sample_times(torch, functools.partial(torch.nn.functional.linear, a, w), reps, busy=True)
+                c = torch.nn.functional.linear(a, w)
+                rows = min(32, m)
+                err = _rel_err(torch, c[:rows], a[:rows].double() @ w.double().T)
+                ok, check = err < 3e-2, f"rel. error {err:.1e} vs float64 on {rows} rows (limit 3e-2)"
+                rec["impl"] = "torch.nn.functional.linear (cuBLAS, x @ W^T)"
+                del a, w, c
+            elif label == "one tile in a graph":
+                times, ok, check = _graph_gemm(torch, m, n, k, reps)
+                rec["impl"] = f"torch.mm into one output, {GRAPH_GEMMS} per CUDA graph; time per GEMM"
             else:
                 dt = torch.bfloat16 if dtype_name == "bf16" else torch.float32
                 _set_tf32(torch, False)
                 a = torch.randn(m, k, device="cuda", dtype=dt)
                 b = torch.randn(k, n, device="cuda", dtype=dt)
-                times = _sample_times(torch, functools.partial(torch.matmul, a, b), reps)
+                times = _sample_times(torch, functools.partial(torch.matmul, a, b), reps, busy=True)
                 c = torch.matmul(a, b)
                 rows = min(32, m)
                 err = _rel_err(torch, c[:rows], a[:rows].double() @ b.double())
