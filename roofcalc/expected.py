@@ -160,6 +160,8 @@ class Card:
     copy_bw: float  # achievable when a kernel reads and writes as much (B/s)
     skinny_bw: float  # what a skinny GEMM streams its weights at (B/s)
     gemm_floor: float  # a library GEMM kernel's fixed cost over an empty kernel (s)
+    queued_floor: float  # the smallest PyTorch kernel queued on a busy stream (s)
+    torch_node: float  # the smallest PyTorch kernel as a CUDA-graph node (s)
     l2_total: float  # the whole L2 (bytes)
     writeback: float  # cost of evicting a dirty L2 line, as a fraction of reading one
     l2_bw: float  # achievable L2 bandwidth for re-reads (B/s)
@@ -212,6 +214,8 @@ def card(hw: Hardware) -> Card:
         copy_bw=copy_bw,
         skinny_bw=dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0),
         gemm_floor=fig("gemm_kernel_floor_s"),
+        queued_floor=fig("queued_kernel_floor_s"),
+        torch_node=fig("torch_graph_node_s"),
         l2_total=float(hw.l2_bytes.value) if hw.l2_bytes else 0.0,
         writeback=fig("l2_dirty_writeback_fraction"),
         l2_bw=l2_bw,
@@ -220,7 +224,7 @@ def card(hw: Hardware) -> Card:
         latency=fig("dram_latency_s"),
         loaded_latency=fig("loaded_latency_s") or fig("dram_latency_s"),
         l2_latency=fig("l2_latency_s"),
-        event_floor=fig("event_floor_s"),
+        event_floor=(float(e.flushed_op_floor_s.value) if e.flushed_op_floor_s else 0.0) or fig("event_floor_s"),
         stream_floor=fig("stream_floor_s"),
         graph_floor=fig("graph_floor_s"),
         torch_floor=fig("torch_op_floor_s"),
@@ -355,8 +359,11 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     # loads per second, (tm + tn) per k, padded rows included, not by the MMAs. That rate is
     # read off the measured unaligned GEMM rate (the probe's large odd GEMMs, which run
     # 256x128 tiles): FLOP/s per SM / (2 tm tn / (tm + tn)).
+    # An element load costs the same whatever its width, so the 16-bit measurement serves
+    # every dtype on this path (TF32 and FP16 included).
     big_m, big_n = GEMM_TILES["unaligned"][0]
-    elems_per_s = per_sm * (big_m + big_n) / (2 * big_m * big_n)
+    unaligned_rate = tensor_rate(hw, "bf16", False) if "bf16" in hw.expected.unaligned_tensor_fraction else rate
+    elems_per_s = unaligned_rate / c.sms * (big_m + big_n) / (2 * big_m * big_n)
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
     for tm, tn in GEMM_TILES[path]:
@@ -655,8 +662,9 @@ def _dirty_writeback(hw: Hardware, c: Card, kernels: list[Kernel], dtype_bytes: 
 def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Launch = "event") -> Expected:
     """The expected time of kernels run one after another.
 
-    launch: "event" = one op timed between two CUDA events (the first kernel pays the event
-    floor, each further one the stream floor); "stream" = kernels back to back on a stream;
+    launch: "event" = one op timed between two CUDA events after the benchmark's L2 flush (the
+    first kernel pays the event floor, the others are queued behind it); "stream" = kernels
+    launched back to back from C++;
     "graph" = replayed from a CUDA graph; "eager" = PyTorch ops issued from Python, so no
     kernel goes faster than the host issues it.
     """
@@ -667,17 +675,18 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         if k.repeat > 0
         for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")
     ]
-    per_kernel_floor = {"graph": c.graph_floor}.get(launch, c.stream_floor)
-    ests = [
-        e.model_copy(
-            update={
-                "launched_s": max(e.seconds + per_kernel_floor, c.torch_floor)
-                if launch == "eager"
-                else e.seconds + per_kernel_floor
-            }
-        )
-        for e in ests
-    ]
+
+    def launched(e: KernelEstimate) -> float:
+        """One run of the kernel with its share of the launch cost, in this launch mode."""
+        if launch == "graph":  # no PyTorch kernel node finishes sooner than the smallest one
+            return max(c.graph_floor + e.seconds, c.torch_node)
+        if launch == "event":  # queued behind the op's first kernel on a busy stream
+            return max(c.graph_floor + e.seconds, c.queued_floor)
+        if launch == "eager":
+            return max(e.seconds + c.stream_floor, c.torch_floor)
+        return e.seconds + c.stream_floor
+
+    ests = [e.model_copy(update={"launched_s": launched(e)}) for e in ests]
     body = sum(e.seconds * e.count for e in ests)
     terms: list[Term] = []
     n = sum(e.count for e in ests)
@@ -686,12 +695,15 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         terms.append(Term(name=label, seconds=e.seconds * e.count, reason=e.reason))
     if launch == "event":
         # the first kernel pays the event floor; the benchmark's L2 flush keeps the GPU busy
-        # while the host issues the op, so the op's kernels are queued before the GPU reaches
-        # them and follow one another with the gap of back-to-back kernels (a graph node's,
-        # measured with the GPU kept busy: validation/expected/*/kernels/event-overhead.json)
+        # while the host issues the op, so the op's other kernels are queued before the GPU
+        # reaches them: each costs at least the smallest PyTorch kernel queued on a busy stream
+        # (queued_kernel_floor_s)
         end = max(c.event_floor - c.graph_floor, 0.0)
+        first = True
         for e in ests:
-            end += (c.graph_floor + e.seconds) * e.count
+            for _ in range(e.count):
+                end += c.graph_floor + e.seconds if first else e.launched_s
+                first = False
         floor = end - body
         wb = _dirty_writeback(hw, c, kernels, dtype_bytes)
         if wb:
@@ -711,7 +723,12 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 name="launch floor",
                 seconds=floor,
                 reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us for a tiny kernel)"
-                + (f"; {n - 1} more kernel(s) queued behind it, {c.graph_floor * 1e6:.2f} us apart" if n > 1 else ""),
+                + (
+                    f"; {n - 1} more kernel(s) queued behind it, each at least "
+                    f"{max(c.queued_floor, c.graph_floor) * 1e6:.2f} us"
+                    if n > 1
+                    else ""
+                ),
             )
         )
         total = end
@@ -720,15 +737,16 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         terms.append(Term(name="launch floor", seconds=floor, reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))
         total = body + floor
     elif launch == "graph":
-        floor = n * c.graph_floor
+        total = sum(e.launched_s * e.count for e in ests)
+        floor = total - body
         terms.append(
             Term(
                 name="launch floor",
                 seconds=floor,
-                reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each",
+                reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each"
+                + (f", none shorter than PyTorch's smallest ({c.torch_node * 1e6:.2f} us)" if c.torch_node else ""),
             )
         )
-        total = body + floor
     else:
         total = 0.0
         host_wait = 0.0

@@ -330,6 +330,14 @@ class Expected(_Strict):
     graph_floor_s: PositiveFigure | None = None
     # per op when tiny PyTorch ops are issued back to back from Python (host-bound)
     torch_op_floor_s: PositiveFigure | None = None
+    # a small PyTorch kernel (one of eager RMSNorm's seven on a 4096-element row) queued on a
+    # stream the GPU is busy with: what one more small kernel costs when the host is ahead
+    queued_kernel_floor_s: PositiveFigure | None = None
+    # the smallest PyTorch kernel (x.add_ on one element) timed as a benchmark times one op:
+    # between two events right after an L2 flush (the data cold, the host's dispatch hidden)
+    flushed_op_floor_s: PositiveFigure | None = None
+    # the same small kernels as nodes of a CUDA graph: no PyTorch kernel node finishes sooner
+    torch_graph_node_s: PositiveFigure | None = None
     # a dependent load that misses L2 (pointer chase over a buffer far larger than L2)
     dram_latency_s: PositiveFigure | None = None
     # Little's law latency of streaming loads: bytes in flight per SM / the bandwidth they give

@@ -695,6 +695,34 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         f = floors.get(name)
         if f is not None:
             put(field, f.median_s, f"{f.method}; median of {f.samples}, p10-p90 {_fmt_s(f.p10_s)}-{_fmt_s(f.p90_s)}")
+    kf = raw.get("torch", {}).get("kernel_floors")
+    if kf and kf.get("verified"):
+        small = kf.get("small_queued_samples_s")
+        put(
+            "queued_kernel_floor_s",
+            median(small) if small else median(kf["queued_samples_s"]) - median(kf["nothing_samples_s"]),
+            f"per kernel, {kf['small_kernels']}, between two CUDA events with the GPU kept busy before them, "
+            f"less the same events with nothing between; median of {len(small)}"
+            if small
+            else "x.add_(1) on one element between two CUDA events with the GPU kept busy before them, less the "
+            f"same events with nothing between; medians of {len(kf['queued_samples_s'])}",
+        )
+        if kf.get("flushed_samples_s"):
+            put(
+                "flushed_op_floor_s",
+                median(kf["flushed_samples_s"]),
+                "x.add_(1) on one element between two CUDA events right after an L2 flush (zero_ of a buffer "
+                f"4x the L2, enqueued before the start event); median of {len(kf['flushed_samples_s'])}",
+            )
+        nodes = kf.get("small_graph_node_samples_s")
+        put(
+            "torch_graph_node_s",
+            median(nodes) if nodes else median(kf["graph_node_samples_s"]),
+            f"a CUDA graph of {kf['small_kernels']}, repeated, replayed; time per kernel node, median of {len(nodes)}"
+            if nodes
+            else f"a CUDA graph of {kf['nodes_per_graph']} x.add_(1) on one element, replayed; time per node, "
+            f"median of {len(kf['graph_node_samples_s'])}",
+        )
     lat = {r.name: r for r in latency_rows(raw, [])}
     for name, field in (("dram", "dram_latency_s"), ("l2", "l2_latency_s")):
         lr = lat.get(name)

@@ -397,6 +397,10 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         out["floor"] = torch_ops.torch_op_floor(torch, 5 if quick else 7)
     except Exception as e:  # report, keep the rest
         skipped.append(f"PyTorch op floor: {_one_line(e)}")
+    try:
+        out["kernel_floors"] = torch_ops.torch_kernel_floors(torch, 9)
+    except Exception as e:  # report, keep the rest
+        skipped.append(f"PyTorch kernel floors: {_one_line(e)}")
     out["ceilings"] = torch_ops.matmul_ceilings(torch, reps, skipped)
     if quick:
         return out, skipped

@@ -60,6 +60,85 @@ def _set_tf32(torch: Any, on: bool) -> None:
     torch.backends.cuda.matmul.allow_tf32 = on
 
 
+def torch_kernel_floors(torch: Any, reps: int, n: int = 200) -> dict[str, Any]:
+    """What the smallest PyTorch kernel (x.add_(1) on one element) costs the GPU, with the host
+    out of the way: queued on a stream the GPU is busy with (a sleep kernel before the start
+    event; the time of the same events with nothing between them subtracted), and as a node of
+    a CUDA graph of n of them (the graph's time over n). The probe's own floors use an empty
+    kernel that stores one int; PyTorch's kernels carry more (a load, TensorIterator's
+    arguments), and these are the floors its kernels meet."""
+    x = torch.zeros(1, device="cuda", dtype=torch.float32)
+    x.add_(1)
+    torch.cuda.synchronize()
+
+    def busy(fn: Callable[[], Any]) -> list[float]:
+        return _sample_times(torch, fn, reps, busy=True)
+
+    nothing = busy(lambda: None)
+    one = busy(lambda: x.add_(1))
+    # as a benchmark times one op: the L2 flushed by writing a buffer 4x its size (enqueued
+    # before the start event, so the host's dispatch is not timed), the op's data cold
+    flush = torch.empty(int(torch.cuda.get_device_properties(0).L2_cache_size), device="cuda", dtype=torch.float32)
+    flushed = []
+    for _ in range(reps + 3):
+        flush.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        x.add_(1)
+        b.record()
+        b.synchronize()
+        flushed.append(a.elapsed_time(b) * 1e-3)
+    flushed = flushed[3:]
+    del flush
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(n):
+            x.add_(1)
+    nodes = [t / n for t in _sample_times(torch, graph.replay, reps)]
+    # the small kernels real models run: eager RMSNorm of one 4096-element bf16 row in fp32,
+    # seven kernels of a few KiB each
+    row = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
+    weight = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
+    normed = torch.empty(1, 4096, device="cuda", dtype=torch.float32)
+
+    def rmsnorm() -> None:
+        h = row.float()
+        r = torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        torch.mul(h * r, weight, out=normed)
+
+    per_call = 7  # one kernel each: float(), pow, mean, + eps, rsqrt, h * r, * weight
+    rmsnorm()
+    torch.cuda.synchronize()
+    small_queued = [(t - _median(nothing)) / per_call for t in busy(rmsnorm)]
+    small_graph = torch.cuda.CUDAGraph()
+    calls = max(1, n // per_call)
+    with torch.cuda.graph(small_graph):
+        for _ in range(calls):
+            rmsnorm()
+    small_nodes = [t / (calls * per_call) for t in _sample_times(torch, small_graph.replay, reps)]
+    ref = row.double() * torch.rsqrt(row.double().pow(2).mean(-1, keepdim=True) + 1e-6) * weight.double()
+    small_ok = bool(torch.allclose(normed.double(), ref, rtol=1e-3, atol=1e-3))
+    del small_graph
+    # one add before, 3 + reps queued ones (warm-up included), 3 + reps after a flush,
+    # 3 + reps replays of n (the capture runs none)
+    want = 1 + 2 * (3 + reps) + (3 + reps) * n
+    got = float(x.item())
+    return {
+        "name": "torch_kernel",
+        "nothing_samples_s": nothing,
+        "queued_samples_s": one,
+        "graph_node_samples_s": nodes,
+        "flushed_samples_s": flushed,
+        "nodes_per_graph": n,
+        "small_kernels": "eager RMSNorm of a 1 x 4096 bf16 row in fp32, 7 kernels per call",
+        "small_queued_samples_s": small_queued,
+        "small_graph_node_samples_s": small_nodes,
+        "verified": got == want and small_ok,
+        "check": f"the tensor holds {got:.0f} (expected {want}); the RMSNorm "
+        + ("matches float64" if small_ok else "does NOT match float64"),
+    }
+
+
 def torch_op_floor(torch: Any, reps: int, n: int = 1000) -> dict[str, Any]:
     """Per op when tiny PyTorch ops are issued back to back: n x.add_(1) on a 1-element tensor.
 
