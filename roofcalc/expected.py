@@ -4,14 +4,16 @@ Beside the speed-of-light bound (roofline.py), an op declares the kernels its us
 implementation launches (``kernels:`` in its op file). Each kernel's time is modelled
 from mechanisms, every constant a hardware-file figure or a probe measurement:
 
-* floors: a single op timed between CUDA events pays the event floor once, each further
-  kernel the back-to-back stream floor; kernels of a CUDA graph pay the graph floor each;
-  eager PyTorch ops issued back to back cannot go faster than the host issues them;
+* floors: a single op timed as a benchmark times it (events right after an L2 flush) pays
+  the flushed-op floor once, each further kernel at least a small kernel queued on a busy
+  stream, and the write-back of the dirty lines the flush left; kernels of a CUDA graph pay
+  the graph floor each and no less than a small PyTorch kernel's node; eager PyTorch ops
+  issued back to back cannot go faster than the host issues them;
 * parallelism: the grid over the SMs (blocks per SM from the occupancy solver); with few
   blocks in flight, memory time is set by per-SM bandwidth, not the card's;
 * GEMM: the tile shape a library would choose (tile and wave quantization), split-K for
-  few tiles and a long k, the slower path for leading dimensions that are not a multiple
-  of 16 bytes, FP32 on CUDA cores;
+  few tiles and a long k, a library kernel's fixed cost, the element-at-a-time path for
+  leading dimensions that are not a multiple of 16 bytes, FP32 on CUDA cores;
 * implementation traffic: the bytes the kernels really move, re-reads served by L2 when
   the data in flight fits there;
 * achievable fractions of the peaks (measured by the probe).

@@ -1,0 +1,120 @@
+"""The expected-time mechanisms, each checked against a hand derivation written here from the
+hardware file's figures, or against what cuBLAS/FA-2 were measured to launch (the committed
+kernel shapes under validation/expected/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import roofcalc
+from roofcalc.hardware import load_hardware
+
+KERNELS = Path(__file__).resolve().parent.parent / "validation" / "expected"
+
+
+def fig(hw: str, name: str) -> float:
+    f = getattr(load_hardware(hw).expected, name)
+    assert f is not None, f"{hw} lacks {name}"
+    return float(f.value)
+
+
+def kernel(result: object, name: str) -> object:
+    found = [k for k in result.expected_kernels if k.name == name]  # type: ignore[attr-defined]
+    assert len(found) == 1, [k.name for k in result.expected_kernels]  # type: ignore[attr-defined]
+    return found[0]
+
+
+def test_fa2_combine_walks_the_splits_one_l2_round_trip_each() -> None:
+    # decode attention, 1 x 32 heads over 8 KV heads, 4096 keys: FA-2 splits the keys 32 ways
+    # on an H100 (measured grid [1, 32, 8] in validation/expected/h100/kernel-shapes.json)
+    shapes = json.loads((KERNELS / "h100" / "kernel-shapes.json").read_text())
+    case = next(c for c in shapes["cases"] if c["label"] == "attn-decode-bf16-b1h32kv8-ctx4096-d128")
+    assert case["kernels"][0]["grid"] == [1, 32, 8]
+    r = roofcalc.analyze("attention", "h100", batch=1, heads=32, kv_heads=8, seq=1, kv_seq=4096, head_dim=128)
+    assert "32 key splits" in kernel(r, "flash_attention").reason  # type: ignore[attr-defined]
+    # 33 dependent L2 round trips (the log-sum-exps, then one per split), then the store
+    want = 33 * fig("h100", "l2_latency_s") + fig("h100", "dram_latency_s")
+    assert kernel(r, "flash_attention combine").seconds == pytest.approx(want, rel=1e-9)  # type: ignore[attr-defined]
+
+
+def test_unaligned_small_gemm_splits_k_as_cublas_does() -> None:
+    # 30 x 197 x 800 bf16 (n odd: no 16-byte leading dimension): cuBLAS ran a cutlass_75 64x64
+    # kernel with grid [4, 1, 12], i.e. 4 tiles x 12 k-splits, then a split-K reduction
+    # (validation/expected/h200/kernels/kshapes-rand2.json)
+    shapes = json.loads((KERNELS / "h200" / "kernels" / "kshapes-rand2.json").read_text())
+    case = next(c for c in shapes["cases"] if c["label"] == "rand-gemm-bf16-30x197x800")
+    assert "64x64" in case["kernels"][0]["name"] and case["kernels"][0]["grid"] == [4, 1, 12]
+    r = roofcalc.analyze("gemm", "h200", m=30, n=197, k=800)
+    g = kernel(r, "gemm")
+    assert g.reason.startswith("64x64 tiles: 4 x 12 k-splits")  # type: ignore[attr-defined]
+    # each tile loads (64 + 64) elements per k, one element at a time, at the per-SM element
+    # rate implied by the unaligned GEMM rate on 256x128 tiles
+    hw = load_hardware("h200")
+    rate = hw.peak("bf16") * float(hw.expected.unaligned_tensor_fraction["bf16"].value)
+    per_sm_elems = rate / 132 * (256 + 128) / (2 * 256 * 128)
+    tile = (64 + 64) * 67 / per_sm_elems  # ceil(800 / 12) = 67 k per slice
+    steps = 3 / 2 * fig("h200", "dram_latency_s")  # ceil(67 / 32) k-steps, 2 stages
+    # the 12 slices' fp32 partial tiles are written at the skinny streaming rate (m = 30 rows),
+    # capped by the 48 busy SMs' own bandwidth
+    bw = min(
+        hw.bandwidth * fig("h200", "dram_read_fraction") * fig("h200", "skinny_gemm_bandwidth_fraction"),
+        48 * fig("h200", "per_sm_bandwidth_bytes_per_s"),
+    )
+    partials = 30 * 197 * 4 * 12
+    want = fig("h200", "gemm_kernel_floor_s") + max(tile, steps) + partials / bw
+    assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
+
+
+def test_a_gemv_streams_whatever_its_leading_dimension() -> None:
+    # k = 4053 (odd): a matrix-vector product is no tiled GEMM, so it keeps the streaming path
+    r = roofcalc.analyze("gemv", "h100", m=42179, n=4053)
+    assert "not a multiple" not in " ".join(k.reason for k in r.expected_kernels)
+    assert r.expected_s is not None and r.expected_s < 2 * r.predicted_s
+
+
+def test_event_timed_op_pays_the_flushed_floor_then_queued_kernels() -> None:
+    # torch.dot of 4096 fp32: dot_kernel then reduce_1Block_kernel, timed as a benchmark times
+    # one op (right after a writing L2 flush)
+    r = roofcalc.analyze("dot", "h100", n=4096, dtype="fp32")
+    a, b = kernel(r, "dot_kernel"), kernel(r, "reduce_1block")
+    graph, queued = fig("h100", "graph_floor_s"), fig("h100", "queued_kernel_floor_s")
+    first = fig("h100", "flushed_op_floor_s") - graph + graph + a.seconds  # type: ignore[attr-defined]
+    second = max(graph + b.seconds, queued)  # type: ignore[attr-defined]
+    traffic = 2 * 4096 * 4 + 128 * 4  # x and y read, the partial sums written (under the L2)
+    wb = (
+        fig("h100", "l2_dirty_writeback_fraction")
+        * min(traffic, 50 * 2**20)
+        / (load_hardware("h100").bandwidth * fig("h100", "dram_read_fraction"))
+    )
+    assert r.expected_s == pytest.approx(first + second + wb, rel=0.02)
+
+
+def test_dirty_writeback_is_one_l2_of_lines_for_a_large_op() -> None:
+    # 8192^3 bf16 moves 402 MB, far more than the 50 MiB L2: every dirty line is evicted once
+    r = roofcalc.analyze("gemm", "h100", m=8192)
+    wb = next(t for t in r.expected_terms if t.name == "L2 write-back")
+    hw = load_hardware("h100")
+    assert hw.l2_bytes is not None
+    read_bw = hw.bandwidth * fig("h100", "dram_read_fraction")
+    want = fig("h100", "l2_dirty_writeback_fraction") * float(hw.l2_bytes.value) / read_bw
+    assert wb.seconds == pytest.approx(want, rel=1e-9)
+
+
+def test_graph_nodes_are_never_shorter_than_a_small_pytorch_kernel() -> None:
+    r = roofcalc.analyze(
+        "decode", "h200", model="llama-3.1-8b", batch=1, context=1024, engine="eager", cuda_graphs=True
+    )
+    node = fig("h200", "torch_graph_node_s")
+    assert r.expected_launch == "graph"
+    assert all(k.launched_s >= node - 1e-15 for k in r.expected_kernels)
+    assert sum(k.launched_s >= node + 1e-9 for k in r.expected_kernels) >= 1  # large ones exceed it
+
+
+def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
+    # 128^3 bf16: one tile, two k-steps; the kernel is its fixed cost plus a fraction of a microsecond
+    g = kernel(roofcalc.analyze("gemm", "h100", m=128), "gemm")
+    floor = fig("h100", "gemm_kernel_floor_s")
+    assert floor <= g.seconds <= floor + 2 * fig("h100", "dram_latency_s")  # type: ignore[attr-defined]
