@@ -118,3 +118,18 @@ def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
     g = kernel(roofcalc.analyze("gemm", "h100", m=128), "gemm")
     floor = fig("h100", "gemm_kernel_floor_s")
     assert floor <= g.seconds <= floor + 2 * fig("h100", "dram_latency_s")  # type: ignore[attr-defined]
+
+
+def test_eager_rmsnorm_mean_is_pytorchs_row_reduction() -> None:
+    # PyTorch's reduce_kernel for the mean of 32 rows of 4096 fp32: grid [2] of (32, 16) threads,
+    # one warp per row (validation/expected/h100/llm-kernels.json, decode eager batch 32)
+    runs = json.loads((KERNELS / "h100" / "llm-kernels.json").read_text())["cases"]
+    case = next(c for c in runs if c["phase"] == "decode" and c["engine"] == "eager" and c["batch"] == 32)
+    mean = next(k for k in case["kernels"] if "reduce_kernel<512" in k["name"] and "MeanOps" in k["name"])
+    assert mean["grid"] == [2, 1, 1] and mean["block"] == [32, 16, 1]
+    r = roofcalc.analyze("decode", "h100", model="llama-3.1-8b", batch=32, context=1024, engine="eager")
+    k = kernel(r, "rmsnorm_mean")
+    assert k.grid == 2  # type: ignore[attr-defined]
+    # each lane walks 4096 / 32 floats as 32 dependent 16-byte loads, then the result is stored
+    assert k.seconds >= 33 * fig("h100", "dram_latency_s")  # type: ignore[attr-defined]
+    assert k.seconds == pytest.approx(mean["duration_s"], rel=0.25)  # type: ignore[attr-defined]
