@@ -12,10 +12,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-# GPU clock cycles of the sleep kernel enqueued before a start event (about 100 us): the host's
-# dispatch of the timed call (10 to 30 us for a cuBLAS call from Python) then happens while the
-# GPU is still busy, and the events time only the GPU's work, as in a busy program.
-BUSY_CYCLES = 200_000
+# GPU clock cycles of the sleep kernel enqueued before a start event (about 0.5 ms): the host's
+# dispatch of what is timed (10 to 30 us for a cuBLAS call from Python, a few ops for the
+# small-kernel floors, more on a slow host) then happens while the GPU is still busy, and the
+# events time only the GPU's work, as in a busy program.
+BUSY_CYCLES = 1_000_000
+
+
+def _timed_once(torch: Any, fn: Callable[[], Any]) -> tuple[float, Any]:
+    """One call between two CUDA events: (seconds, what fn returned)."""
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    a.record()
+    out = fn()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) * 1e-3, out
 
 
 def _sample_times(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3, busy: bool = False) -> list[float]:
@@ -26,13 +38,7 @@ def _sample_times(torch: Any, fn: Callable[[], Any], reps: int, warmup: int = 3,
     for _ in range(reps):
         if busy:
             torch.cuda._sleep(BUSY_CYCLES)
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
+        times.append(_timed_once(torch, fn)[0])
     return times
 
 
@@ -82,12 +88,7 @@ def torch_kernel_floors(torch: Any, reps: int, n: int = 200) -> dict[str, Any]:
     flushed = []
     for _ in range(reps + 3):
         flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        x.add_(1)
-        b.record()
-        b.synchronize()
-        flushed.append(a.elapsed_time(b) * 1e-3)
+        flushed.append(_timed_once(torch, lambda: x.add_(1))[0])
     flushed = flushed[3:]
     del flush
     graph = torch.cuda.CUDAGraph()
@@ -131,6 +132,7 @@ def torch_kernel_floors(torch: Any, reps: int, n: int = 200) -> dict[str, Any]:
         "flushed_samples_s": flushed,
         "nodes_per_graph": n,
         "small_kernels": "eager RMSNorm of a 1 x 4096 bf16 row in fp32, 7 kernels per call",
+        "busy_cycles": BUSY_CYCLES,
         "small_queued_samples_s": small_queued,
         "small_graph_node_samples_s": small_nodes,
         "verified": got == want and small_ok,
@@ -352,12 +354,8 @@ def dirty_writeback(torch: Any, reps: int) -> dict[str, Any]:
             else:
                 other.sum()
             torch.cuda._sleep(BUSY_CYCLES)
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            got = x.sum()
-            b.record()
-            b.synchronize()
-            samples.append(a.elapsed_time(b) * 1e-3)
+            seconds, got = _timed_once(torch, x.sum)
+            samples.append(seconds)
             ok = ok and float(got.item()) == float(n)
         out[f"{mode}_samples_s"] = samples[2:]
         out[f"{mode}_median_s"] = _median(samples[2:])
