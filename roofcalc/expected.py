@@ -162,8 +162,8 @@ class Card:
     copy_bw: float  # achievable when a kernel reads and writes as much (B/s)
     skinny_bw: float  # what a skinny GEMM streams its weights at (B/s)
     gemm_floor: float  # a library GEMM kernel's fixed cost over an empty kernel (s)
-    queued_floor: float  # the smallest PyTorch kernel queued on a busy stream (s)
-    torch_node: float  # the smallest PyTorch kernel as a CUDA-graph node (s)
+    queued_floor: float  # a small PyTorch kernel queued on a busy stream (s)
+    torch_node: float  # a small PyTorch kernel as a CUDA-graph node (s)
     l2_total: float  # the whole L2 (bytes)
     writeback: float  # cost of evicting a dirty L2 line, as a fraction of reading one
     l2_bw: float  # achievable L2 bandwidth for re-reads (B/s)
@@ -680,7 +680,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
 
     def launched(e: KernelEstimate) -> float:
         """One run of the kernel with its share of the launch cost, in this launch mode."""
-        if launch == "graph":  # no PyTorch kernel node finishes sooner than the smallest one
+        if launch == "graph":  # no PyTorch kernel node finishes sooner than a small one
             return max(c.graph_floor + e.seconds, c.torch_node)
         if launch == "event":  # queued behind the op's first kernel on a busy stream
             return max(c.graph_floor + e.seconds, c.queued_floor)
@@ -698,7 +698,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     if launch == "event":
         # the first kernel pays the event floor; the benchmark's L2 flush keeps the GPU busy
         # while the host issues the op, so the op's other kernels are queued before the GPU
-        # reaches them: each costs at least the smallest PyTorch kernel queued on a busy stream
+        # reaches them: each costs at least a small PyTorch kernel queued on a busy stream
         # (queued_kernel_floor_s)
         end = max(c.event_floor - c.graph_floor, 0.0)
         first = True
@@ -746,7 +746,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 name="launch floor",
                 seconds=floor,
                 reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each"
-                + (f", none shorter than PyTorch's smallest ({c.torch_node * 1e6:.2f} us)" if c.torch_node else ""),
+                + (f", none shorter than a small PyTorch kernel ({c.torch_node * 1e6:.2f} us)" if c.torch_node else ""),
             )
         )
     else:
