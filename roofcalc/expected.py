@@ -678,14 +678,20 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")
     ]
 
+    def queued(e: KernelEstimate) -> float:
+        """A kernel queued on a stream the GPU is busy with: at least a small kernel's cost."""
+        if c.queued_floor:
+            return max(c.graph_floor + e.seconds, c.queued_floor)
+        return e.seconds + c.stream_floor
+
     def launched(e: KernelEstimate) -> float:
         """One run of the kernel with its share of the launch cost, in this launch mode."""
         if launch == "graph":  # no PyTorch kernel node finishes sooner than a small one
             return max(c.graph_floor + e.seconds, c.torch_node)
         if launch == "event":  # queued behind the op's first kernel on a busy stream
-            return max(c.graph_floor + e.seconds, c.queued_floor)
-        if launch == "eager":
-            return max(e.seconds + c.stream_floor, c.torch_floor)
+            return queued(e)
+        if launch == "eager":  # queued like the above, and never ahead of Python's issue
+            return max(queued(e), c.torch_floor)
         return e.seconds + c.stream_floor
 
     ests = [e.model_copy(update={"launched_s": launched(e)}) for e in ests]
@@ -750,17 +756,16 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
             )
         )
     else:
-        total = 0.0
-        host_wait = 0.0
-        for e in ests:
-            gpu = e.seconds + c.stream_floor
-            total += max(gpu, c.torch_floor) * e.count
-            host_wait += max(0.0, c.torch_floor - gpu) * e.count
+        total = sum(e.launched_s * e.count for e in ests)
+        gpu_total = sum(queued(e) * e.count for e in ests)
+        host_wait = total - gpu_total
         terms.append(
             Term(
                 name="launch floor",
-                seconds=n * c.stream_floor,
-                reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us",
+                seconds=gpu_total - body,
+                reason=f"{n} kernel(s) queued on a stream, each at least {c.queued_floor * 1e6:.1f} us"
+                if c.queued_floor
+                else f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us",
             )
         )
         if host_wait:
