@@ -42,8 +42,15 @@ def check_output_path(path: str | Path) -> Path:
 
 
 def write_atomic(path: str | Path, data: str | bytes | Callable[[str], None]) -> None:
-    """Write ``data`` (text, bytes, or a function that writes a given temporary path) to ``path``."""
-    target = check_output_path(path)
+    """Write ``data`` (text, bytes, or a function that writes a given temporary path) to ``path``,
+    after check_output_path has refused what should not be replaced."""
+    replace_file(check_output_path(path), data, label=str(path))
+
+
+def replace_file(target: Path, data: str | bytes | Callable[[str], None], label: str | None = None) -> None:
+    """The atomic write itself: a temporary file in the target's folder, renamed over it; any
+    failure leaves nothing behind and is one InputError ('cannot write')."""
+    path = label if label is not None else str(target)
     parent = target.parent if str(target.parent) else Path(".")
     try:
         import tempfile  # only when a file is written (start-up)
@@ -70,4 +77,4 @@ def write_atomic(path: str | Path, data: str | bytes | Callable[[str], None]) ->
         raise
 
 
-__all__ = ["SCHEMA_VERSION", "check_output_path", "write_atomic"]
+__all__ = ["SCHEMA_VERSION", "check_output_path", "replace_file", "write_atomic"]

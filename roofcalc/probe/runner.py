@@ -669,21 +669,10 @@ def report_from_file(path: str, with_calibration: bool = False) -> Any:
 
 
 def write_atomic(path: str, text: str) -> None:
-    target = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=".roofcalc-")
-    except OSError as e:
-        raise InputError(f"{path}: cannot write: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, target)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"{path}: cannot write: {e.strerror}") from None
+    """The report, raw measurements and calibration, written atomically (output.replace_file)."""
+    from ..output import replace_file
+
+    replace_file(Path(path), text, label=path)
 
 
 def calibration_yaml(doc: dict[str, Any]) -> str:
