@@ -10,6 +10,9 @@ import math
 import os
 import platform
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -60,6 +63,27 @@ def write_json_atomic(path: str, obj: Any) -> None:
         json.dump(obj, f, indent=1)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def event_time(fn: Callable[[], Any], before: Callable[[], Any] | None = None) -> float:
+    """Seconds of one call of fn between two CUDA events; ``before`` (a flush, a sleep kernel that
+    keeps the GPU busy while the host dispatches fn) is enqueued first and not timed."""
+    torch.cuda.synchronize()
+    if before is not None:
+        before()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) * 1e-3
+
+
+def write_record(path: str, kind: str, dev: torch.device, cases: list[dict[str, Any]], t0: float) -> None:
+    """The JSON record of a measuring script: what ran (this command line), where, when."""
+    doc = {"schema": 1, "kind": kind, "date": utc_now(), "command": " ".join(sys.argv),
+           "device": device_info(dev), "torch": torch.__version__, "cases": cases, "wall_s": time.time() - t0}
+    write_json_atomic(path, doc)
 
 
 def percentile(xs: list[float], q: float) -> float:

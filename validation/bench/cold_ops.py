@@ -18,19 +18,8 @@ import benchlib
 
 
 def timed(fn, flush, mode: str, reps: int = 30) -> list[float]:
-    out = []
-    for _ in range(reps + 3):
-        torch.cuda.synchronize()
-        if mode == "flushed":
-            flush.zero_()
-        else:
-            torch.cuda._sleep(1_000_000)
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) * 1e-3)
+    before = flush.zero_ if mode == "flushed" else (lambda: torch.cuda._sleep(1_000_000))
+    out = [benchlib.event_time(fn, before) for _ in range(reps + 3)]
     return sorted(out[3:])
 
 
@@ -64,9 +53,7 @@ def main() -> int:
             rec = {"case": name, "mode": mode, "median_s": ts[len(ts) // 2], "samples_s": ts}
             records.append(rec)
             print(f"{name:28s} {mode:8s} median {rec['median_s'] * 1e6:7.2f} us", flush=True)
-    doc = {"schema": 1, "kind": "cold-ops", "date": benchlib.utc_now(), "command": " ".join(sys.argv),
-           "device": benchlib.device_info(dev), "torch": torch.__version__, "cases": records, "wall_s": time.time() - t0}
-    benchlib.write_json_atomic(args.out, doc)
+    benchlib.write_record(args.out, "cold-ops", dev, records, t0)
     return 0
 
 

@@ -19,18 +19,9 @@ import benchlib
 
 
 def timed(fn, busy: bool, reps: int = 30) -> list[float]:
-    out = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        if busy:
-            torch.cuda._sleep(200_000)  # about 100 us of GPU time: the host gets ahead
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) * 1e-3)
-    return sorted(out)
+    # busy: about 100 us of GPU time before the start event, so the host gets ahead
+    sleep = (lambda: torch.cuda._sleep(200_000)) if busy else None
+    return sorted(benchlib.event_time(fn, sleep) for _ in range(reps))
 
 
 def main() -> int:
@@ -63,9 +54,7 @@ def main() -> int:
             records.append(rec)
             print(f"{name:34s} {'busy' if busy else 'idle'}: median {rec['median_s'] * 1e6:8.2f} us "
                   f"(p10 {rec['p10_s'] * 1e6:.2f}, p90 {rec['p90_s'] * 1e6:.2f})", flush=True)
-    doc = {"schema": 1, "kind": "event-overhead", "date": benchlib.utc_now(), "command": " ".join(sys.argv),
-           "device": benchlib.device_info(dev), "torch": torch.__version__, "cases": records, "wall_s": time.time() - t0}
-    benchlib.write_json_atomic(args.out, doc)
+    benchlib.write_record(args.out, "event-overhead", dev, records, t0)
     return 0
 
 

@@ -21,6 +21,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 import ops_bench  # noqa: E402
 
 
@@ -83,10 +84,7 @@ def main() -> int:
                           f"s{k.get('shared memory')}" for k in rec.get("kernels", []))
         print(f"{c['label']:48s} {names or rec.get('error', '')}", flush=True)
         torch.cuda.empty_cache()
-    doc = {"schema": 1, "kind": "kernel-shapes", "date": ops_bench.utc_now(), "command": " ".join(sys.argv),
-           "device": ops_bench.device_info(dev), "torch": torch.__version__, "cases": records,
-           "wall_s": time.time() - t0}
-    ops_bench.write_json_atomic(args.out, doc)
+    benchlib.write_record(args.out, "kernel-shapes", dev, records, t0)
     return 0
 
 

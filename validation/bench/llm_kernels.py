@@ -18,6 +18,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 import kernel_shapes  # noqa: E402
 import llm_bench  # noqa: E402
 
@@ -55,10 +56,7 @@ def main() -> int:
                   flush=True)
             for k in ks:
                 print(f"   {k['name'][:90]:90s} g{k.get('grid')} b{k.get('block')} {k['duration_s'] * 1e6:8.1f} us")
-    doc = {"schema": 1, "kind": "llm-kernels", "date": llm_bench.utc_now(), "command": " ".join(sys.argv),
-           "device": llm_bench.device_info(d.dev), "torch": torch.__version__, "cases": records,
-           "wall_s": time.time() - t0}
-    llm_bench.write_json_atomic(args.out, doc)
+    benchlib.write_record(args.out, "llm-kernels", d.dev, records, t0)
     return 0
 
 

@@ -57,16 +57,8 @@ def main() -> int:
             ("nn", lambda x=x, b=b: torch.matmul(x, b)),
         ):
             fn()
-            times = []
-            for _ in range(20):
-                flush.zero_()  # L2 flushed: the weights come from DRAM
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                fn()
-                e.record()
-                e.synchronize()
-                times.append(s.elapsed_time(e) * 1e-3)
-            times.sort()
+            # L2 flushed before each: the weights come from DRAM
+            times = sorted(benchlib.event_time(fn, flush.zero_) for _ in range(20))
             flush.zero_()
             kernels = kernel_shapes.kernels_of(fn, dev)
             weights = n * k * 2
@@ -80,9 +72,7 @@ def main() -> int:
                   + ", ".join(f"{kk['name'][:44]} g{kk.get('grid')} {kk['duration_s'] * 1e6:.1f}" for kk in kernels),
                   flush=True)
         del x, w, b
-    doc = {"schema": 1, "kind": "skinny-linear", "date": benchlib.utc_now(), "command": " ".join(sys.argv),
-           "device": benchlib.device_info(dev), "torch": torch.__version__, "cases": records, "wall_s": time.time() - t0}
-    benchlib.write_json_atomic(args.out, doc)
+    benchlib.write_record(args.out, "skinny-linear", dev, records, t0)
     return 0
 
 
