@@ -105,8 +105,6 @@ def _why(r: Any) -> str:
 
 def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
     """Each op case of an ops_bench.py file, evaluated as a single event-timed op."""
-    from .opdefs import load_op
-    from .roofline import evaluate
 
     results: list[CaseResult] = []
     for case in _cases(data, source):
@@ -115,34 +113,14 @@ def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
         params = dict(case.get("params") or {})
         params["dtype"] = case.get("dtype")
         label = str(case.get("label") or case.get("op"))
-        try:
-            r = evaluate(load_op(str(case["op"])), hw, params)
-        except (KeyError, InputError) as e:
-            raise InputError(f"{source}: case {label}: {e}") from None
-        measured = float(case["median_s"])
-        ratio = measured / r.expected_s if r.expected_s else None
-        results.append(
-            CaseResult(
-                label=label,
-                op=r.op,
-                params=params,
-                measured_s=measured,
-                bound_s=r.predicted_s,
-                expected_s=r.expected_s,
-                ratio=ratio,
-                bound_ratio=measured / r.predicted_s,
-                why=_why(r),
-            )
-        )
+        results.append(_case_result(case, label, str(case.get("op")), hw, params, None, source))
     return _report("ops", data, hw, source, results, TARGET_BAND)
 
 
 def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
     """Each decode/prefill case of an llm_bench.py file: the decode or prefill op with the
     model's preset, the batch, context or prompt length, engine, CUDA graphs and GPUs."""
-    from .opdefs import load_op
     from .presets import get_preset
-    from .roofline import evaluate
 
     results: list[CaseResult] = []
     for case in _cases(data, source):
@@ -168,27 +146,42 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
             params["context"] = case["context"]
         else:
             params["seq"] = case["seq"]
-        try:
-            r = evaluate(load_op(phase), hw, params, preset)
-        except (KeyError, InputError) as e:
-            raise InputError(f"{source}: case {label}: {e}") from None
-        measured = float(case["median_s"])
-        ratio = measured / r.expected_s if r.expected_s else None
-        results.append(
-            CaseResult(
-                label=label,
-                op=phase,
-                params=params,
-                measured_s=measured,
-                bound_s=r.predicted_s,
-                expected_s=r.expected_s,
-                ratio=ratio,
-                bound_ratio=measured / r.predicted_s,
-                why=_why(r),
-                band=LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND,
-            )
-        )
+        band = LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND
+        results.append(_case_result(case, label, phase, hw, params, preset, source, band))
     return _report("llm", data, hw, source, results, LLM_DECODE_BAND)
+
+
+def _case_result(
+    case: dict[str, Any],
+    label: str,
+    op: str,
+    hw: Hardware,
+    params: dict[str, Any],
+    preset: dict[str, Any] | None,
+    source: str,
+    band: tuple[float, float] = TARGET_BAND,
+) -> CaseResult:
+    """One measured case against the op's bound and expected time on ``hw``."""
+    from .opdefs import load_op
+    from .roofline import evaluate
+
+    try:
+        r = evaluate(load_op(op), hw, params, preset)
+    except (KeyError, InputError) as e:
+        raise InputError(f"{source}: case {label}: {e}") from None
+    measured = float(case["median_s"])
+    return CaseResult(
+        label=label,
+        op=r.op,
+        params=params,
+        measured_s=measured,
+        bound_s=r.predicted_s,
+        expected_s=r.expected_s,
+        ratio=measured / r.expected_s if r.expected_s else None,
+        bound_ratio=measured / r.predicted_s,
+        why=_why(r),
+        band=band,
+    )
 
 
 def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
