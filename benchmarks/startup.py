@@ -17,8 +17,13 @@ import sysconfig
 import time
 from pathlib import Path
 
-BASELINE = [sys.executable, "-c", "import click, yaml; from pydantic import BaseModel; "
-            "from rich.console import Console; from rich.table import Table"]
+IMPORTS = ("import click, yaml; from pydantic import BaseModel; "
+           "from rich.console import Console; from rich.table import Table")
+BASELINE = [sys.executable, "-c", IMPORTS]
+# The floor of any command that validates its input with pydantic: the same imports, one model of
+# one field defined and validated once (pydantic then imports its field and type machinery and,
+# for the first validator, importlib.metadata through its plugin loader).
+ONE_MODEL = [sys.executable, "-c", IMPORTS + "\nclass M(BaseModel):\n    x: int = 1\nM(x=2)"]
 
 
 def timed(cmd: list[str]) -> float:
@@ -37,6 +42,7 @@ def main() -> int:
     exe = str(beside) if beside.exists() else shutil.which("roofcalc")
     cases = {
         "baseline imports": BASELINE,
+        "baseline + one pydantic model": ONE_MODEL,
         "roofcalc op gemm --m 8192 --hw h100": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100"],
         "roofcalc op gemm ... --json": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100", "--json"],
         "roofcalc --help": [exe or "roofcalc", "--help"],

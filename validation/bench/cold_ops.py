@@ -1,6 +1,10 @@
 """Small ops timed as the ops benchmark times them (between two CUDA events right after an L2
 flush that writes) and with the GPU merely busy (no flush): what a cold start costs a small op.
 
+Two more modes split that cost: "flushed, data warm" re-reads the op's inputs after the flush
+(its kernel code stays cold), "flushed, code warm" runs the same op on a twin set of inputs
+after the flush (its code is fetched, its data stays cold).
+
     python validation/bench/cold_ops.py --out cold-ops.json
 """
 
@@ -17,10 +21,29 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib
 
 
-def timed(fn, flush, mode: str, reps: int = 30) -> list[float]:
-    before = flush.zero_ if mode == "flushed" else (lambda: torch.cuda._sleep(1_000_000))
+MODES = ("busy", "flushed", "flushed, data warm", "flushed, code warm")
+
+
+def timed(fn, twin, inputs, flush, mode: str, reps: int = 30) -> list[float]:
+    def before() -> None:
+        if mode == "busy":
+            torch.cuda._sleep(1_000_000)
+            return
+        flush.zero_()
+        if mode == "flushed, data warm":
+            for t in inputs:
+                t.add_(0)
+        elif mode == "flushed, code warm":
+            twin()
+
     out = [benchlib.event_time(fn, before) for _ in range(reps + 3)]
     return sorted(out[3:])
+
+
+def case(make):
+    """(the op on its inputs, the same op on a twin set, its inputs) from make(inputs)."""
+    a, b = make()
+    return (lambda: a[0](*a[1])), (lambda: b[0](*b[1])), list(a[1])
 
 
 def main() -> int:
@@ -29,30 +52,41 @@ def main() -> int:
     args = ap.parse_args()
     dev = torch.device("cuda")
     flush = torch.empty(256 << 18, dtype=torch.int32, device=dev)  # 256 MiB, as ops_bench.py
-    x1 = torch.zeros(1, device=dev)
-    a4k, b4k = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
-    a1m, b1m = torch.randn(1 << 20, device=dev), torch.randn(1 << 20, device=dev)
-    m128 = torch.randn(128, 128, device=dev, dtype=torch.bfloat16)
-    m40, m64 = torch.randn(40, 64, device=dev, dtype=torch.bfloat16), torch.randn(64, 608, device=dev, dtype=torch.bfloat16)
-    row = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)
-    cases = {
-        "x.add_(1), 1 element": lambda: x1.add_(1),
-        "a + b, 4096 fp32": lambda: a4k + b4k,
-        "a + b, 1M fp32": lambda: a1m + b1m,
-        "sum, 4096 fp32": lambda: a4k.sum(),
-        "matmul 128x128x128 bf16": lambda: torch.matmul(m128, m128),
-        "matmul 40x608x64 bf16": lambda: torch.matmul(m40, m64),
-        "softmax 1 x 1024 bf16": lambda: torch.softmax(row, -1),
+
+    def t(*shape, dt=torch.float32):
+        return torch.randn(*shape, device=dev, dtype=dt)
+
+    bf = torch.bfloat16
+    ln = torch.nn.functional.layer_norm
+    makers = {
+        "x.add_(1), 1 element": lambda: ((torch.Tensor.add_, (t(1), 1)), (torch.Tensor.add_, (t(1), 1))),
+        "a + b, 4096 fp32": lambda: ((torch.add, (t(4096), t(4096))), (torch.add, (t(4096), t(4096)))),
+        "a + b, 1M fp32": lambda: ((torch.add, (t(1 << 20), t(1 << 20))), (torch.add, (t(1 << 20), t(1 << 20)))),
+        "sum, 4096 fp32": lambda: ((torch.sum, (t(4096),)), (torch.sum, (t(4096),))),
+        "dot, 4096 bf16": lambda: ((torch.dot, (t(4096, dt=bf), t(4096, dt=bf))), (torch.dot, (t(4096, dt=bf), t(4096, dt=bf)))),
+        "matmul 128x128x128 bf16": lambda: ((torch.matmul, (t(128, 128, dt=bf), t(128, 128, dt=bf))),
+                                            (torch.matmul, (t(128, 128, dt=bf), t(128, 128, dt=bf)))),
+        "matmul 40x608x64 bf16": lambda: ((torch.matmul, (t(40, 64, dt=bf), t(64, 608, dt=bf))),
+                                          (torch.matmul, (t(40, 64, dt=bf), t(64, 608, dt=bf)))),
+        "gemv 1024x1024 bf16": lambda: ((torch.mv, (t(1024, 1024, dt=bf), t(1024, dt=bf))),
+                                        (torch.mv, (t(1024, 1024, dt=bf), t(1024, dt=bf)))),
+        "softmax 1 x 1024 bf16": lambda: ((torch.softmax, (t(1, 1024, dt=bf), -1)), (torch.softmax, (t(1, 1024, dt=bf), -1))),
+        "softmax 8 x 2064 bf16": lambda: ((torch.softmax, (t(8, 2064, dt=bf), -1)), (torch.softmax, (t(8, 2064, dt=bf), -1))),
+        "layer_norm 8 x 1024 bf16": lambda: ((ln, (t(8, 1024, dt=bf), (1024,), t(1024, dt=bf), t(1024, dt=bf))),
+                                             (ln, (t(8, 1024, dt=bf), (1024,), t(1024, dt=bf), t(1024, dt=bf)))),
     }
+    cases = {name: case(make) for name, make in makers.items()}
     records = []
     t0 = time.time()
-    for name, fn in cases.items():
+    for name, (fn, twin, inputs) in cases.items():
         fn()
-        for mode in ("busy", "flushed"):
-            ts = timed(fn, flush, mode)
+        twin()
+        inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
+        for mode in MODES:
+            ts = timed(fn, twin, inputs, flush, mode)
             rec = {"case": name, "mode": mode, "median_s": ts[len(ts) // 2], "samples_s": ts}
             records.append(rec)
-            print(f"{name:28s} {mode:8s} median {rec['median_s'] * 1e6:7.2f} us", flush=True)
+            print(f"{name:28s} {mode:20s} median {rec['median_s'] * 1e6:7.2f} us", flush=True)
     benchlib.write_record(args.out, "cold-ops", dev, records, t0)
     return 0
 
