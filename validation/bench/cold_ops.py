@@ -40,10 +40,10 @@ def timed(fn, twin, inputs, flush, mode: str, reps: int = 30) -> list[float]:
     return sorted(out[3:])
 
 
-def case(make):
-    """(the op on its inputs, the same op on a twin set, its inputs) from make(inputs)."""
-    a, b = make()
-    return (lambda: a[0](*a[1])), (lambda: b[0](*b[1])), list(a[1])
+def case(op, make):
+    """(the op on its inputs, the same op on a twin set, its tensor inputs)."""
+    a, b = make(), make()
+    return (lambda: op(*a)), (lambda: op(*b)), [x for x in a if isinstance(x, torch.Tensor)]
 
 
 def main() -> int:
@@ -58,30 +58,25 @@ def main() -> int:
 
     bf = torch.bfloat16
     ln = torch.nn.functional.layer_norm
-    makers = {
-        "x.add_(1), 1 element": lambda: ((torch.Tensor.add_, (t(1), 1)), (torch.Tensor.add_, (t(1), 1))),
-        "a + b, 4096 fp32": lambda: ((torch.add, (t(4096), t(4096))), (torch.add, (t(4096), t(4096)))),
-        "a + b, 1M fp32": lambda: ((torch.add, (t(1 << 20), t(1 << 20))), (torch.add, (t(1 << 20), t(1 << 20)))),
-        "sum, 4096 fp32": lambda: ((torch.sum, (t(4096),)), (torch.sum, (t(4096),))),
-        "dot, 4096 bf16": lambda: ((torch.dot, (t(4096, dt=bf), t(4096, dt=bf))), (torch.dot, (t(4096, dt=bf), t(4096, dt=bf)))),
-        "matmul 128x128x128 bf16": lambda: ((torch.matmul, (t(128, 128, dt=bf), t(128, 128, dt=bf))),
-                                            (torch.matmul, (t(128, 128, dt=bf), t(128, 128, dt=bf)))),
-        "matmul 40x608x64 bf16": lambda: ((torch.matmul, (t(40, 64, dt=bf), t(64, 608, dt=bf))),
-                                          (torch.matmul, (t(40, 64, dt=bf), t(64, 608, dt=bf)))),
-        "gemv 1024x1024 bf16": lambda: ((torch.mv, (t(1024, 1024, dt=bf), t(1024, dt=bf))),
-                                        (torch.mv, (t(1024, 1024, dt=bf), t(1024, dt=bf)))),
-        "softmax 1 x 1024 bf16": lambda: ((torch.softmax, (t(1, 1024, dt=bf), -1)), (torch.softmax, (t(1, 1024, dt=bf), -1))),
-        "softmax 8 x 2064 bf16": lambda: ((torch.softmax, (t(8, 2064, dt=bf), -1)), (torch.softmax, (t(8, 2064, dt=bf), -1))),
-        "layer_norm 8 x 1024 bf16": lambda: ((ln, (t(8, 1024, dt=bf), (1024,), t(1024, dt=bf), t(1024, dt=bf))),
-                                             (ln, (t(8, 1024, dt=bf), (1024,), t(1024, dt=bf), t(1024, dt=bf)))),
+    ops = {  # name: (the call, a function making a fresh set of its arguments)
+        "x.add_(1), 1 element": (torch.Tensor.add_, lambda: (t(1), 1)),
+        "a + b, 4096 fp32": (torch.add, lambda: (t(4096), t(4096))),
+        "a + b, 1M fp32": (torch.add, lambda: (t(1 << 20), t(1 << 20))),
+        "sum, 4096 fp32": (torch.sum, lambda: (t(4096),)),
+        "dot, 4096 bf16": (torch.dot, lambda: (t(4096, dt=bf), t(4096, dt=bf))),
+        "matmul 128x128x128 bf16": (torch.matmul, lambda: (t(128, 128, dt=bf), t(128, 128, dt=bf))),
+        "matmul 40x608x64 bf16": (torch.matmul, lambda: (t(40, 64, dt=bf), t(64, 608, dt=bf))),
+        "gemv 1024x1024 bf16": (torch.mv, lambda: (t(1024, 1024, dt=bf), t(1024, dt=bf))),
+        "softmax 1 x 1024 bf16": (torch.softmax, lambda: (t(1, 1024, dt=bf), -1)),
+        "softmax 8 x 2064 bf16": (torch.softmax, lambda: (t(8, 2064, dt=bf), -1)),
+        "layer_norm 8 x 1024 bf16": (ln, lambda: (t(8, 1024, dt=bf), (1024,), t(1024, dt=bf), t(1024, dt=bf))),
     }
-    cases = {name: case(make) for name, make in makers.items()}
+    cases = {name: case(op, make) for name, (op, make) in ops.items()}
     records = []
     t0 = time.time()
     for name, (fn, twin, inputs) in cases.items():
         fn()
         twin()
-        inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
         for mode in MODES:
             ts = timed(fn, twin, inputs, flush, mode)
             rec = {"case": name, "mode": mode, "median_s": ts[len(ts) // 2], "samples_s": ts}
