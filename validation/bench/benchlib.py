@@ -100,3 +100,16 @@ def percentile(xs: list[float], q: float) -> float:
 def short_err(e: BaseException) -> str:
     msg = f"{type(e).__name__}: {e}".strip()
     return msg if len(msg) <= 600 else msg[:600] + " ..."
+
+
+SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
+
+
+def sdpa_default_backend(q, k, v, causal: bool, gqa: bool) -> str:
+    """Which backend F.scaled_dot_product_attention picks by default for these inputs."""
+    try:
+        i = torch._fused_sdp_choice(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=causal,
+                                    scale=None, enable_gqa=gqa)
+        return SDPA_NAMES.get(int(i), str(i))
+    except Exception as e:
+        return f"unknown ({type(e).__name__})"

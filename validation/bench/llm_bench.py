@@ -51,7 +51,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from benchlib import device_info, driver_version, percentile, selected_env, short_err, utc_now, write_json_atomic
+from benchlib import device_info, driver_version, percentile, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic  # noqa: E501
 
 SCHEMA = 1
 DTYPE = torch.bfloat16
@@ -80,21 +80,6 @@ def smoke_dims(cfg: dict[str, Any]) -> dict[str, Any]:
     """Tiny dimensions for --smoke that keep each model's structure (GQA or not, biases)."""
     kv = 4 if cfg["kv_heads"] == cfg["heads"] else 2
     return dict(cfg, layers=2, hidden=64, heads=4, kv_heads=kv, head_dim=16, ffn=128, vocab=256)
-
-
-# --------------------------------------------------------------------------- helpers
-# (ops_bench.py has copies of these: each script must run alone.)
-
-SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
-
-
-def sdpa_default_backend(q, k, v, causal: bool, gqa: bool) -> str:
-    try:
-        i = torch._fused_sdp_choice(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=causal,
-                                    scale=None, enable_gqa=gqa)
-        return SDPA_NAMES.get(int(i), str(i))
-    except Exception as e:
-        return f"unknown ({type(e).__name__})"
 
 
 # --------------------------------------------------------------------------- distributed

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from benchlib import device_info, driver_version, percentile, selected_env, short_err, utc_now, write_json_atomic
+from benchlib import device_info, driver_version, percentile, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic  # noqa: E501
 
 SCHEMA = 1
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -45,9 +45,6 @@ TARGET_TIMED_S = 0.5              # cap on timed work per case (reps x op time)
 MIN_REPS, MAX_REPS, WARMUP = 5, 50, 3
 MEM_SAFETY = 0.85                 # use at most this fraction of the free device memory
 
-
-# --------------------------------------------------------------------------- helpers
-# (llm_bench.py has copies of these: each script must run alone.)
 
 # --------------------------------------------------------------------------- cases
 # A case is a dict: label, op, dtype, params (roofcalc names), mem (bytes it needs, an
@@ -182,19 +179,6 @@ def layernorm_case(rows: int, cols: int, dt: str) -> dict[str, Any]:
     return {"label": f"layernorm-{dt}-{rows}x{cols}", "op": "layernorm", "dtype": dt,
             "params": {"rows": rows, "cols": cols}, "mem": 2 * rows * cols * ELEM[dt],
             "build": build}
-
-
-SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
-
-
-def sdpa_default_backend(q, k, v, causal: bool, gqa: bool) -> str:
-    """Which backend F.scaled_dot_product_attention picks by default for these inputs."""
-    try:
-        i = torch._fused_sdp_choice(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=causal,
-                                    scale=None, enable_gqa=gqa)
-        return SDPA_NAMES.get(int(i), str(i))
-    except Exception as e:
-        return f"unknown ({type(e).__name__})"
 
 
 def attention_ref_err(q, k, v, out, causal: bool) -> float:
