@@ -51,7 +51,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from benchlib import device_info, driver_version, percentile, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic  # noqa: E501
+from benchlib import device_info, driver_version, percentile, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic
 
 SCHEMA = 1
 DTYPE = torch.bfloat16
