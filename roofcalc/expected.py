@@ -73,6 +73,10 @@ SKINNY_ROWS = 64
 # (k 32, 2 stages), FP32 SIMT/xmma kernels "...x8_stage3" (k 8, 3 stages). With few tiles
 # per SM a tile cannot finish faster than its k-steps arrive: steps x latency / stages.
 GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "simt": (8, 3), "tf32": (32, 4)}
+# Clocks between two dependent instructions of one warp: "most arithmetic instructions have a
+# latency of 4 clock cycles" on compute capability 7.x and later (CUDA C++ Programming Guide,
+# arithmetic instructions). A warp that works alone on its share cannot go faster than that.
+DEPENDENT_ISSUE_CLK = 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,6 +137,7 @@ class Kernel:
     write_bytes: float = 0.0  # the part of dram_bytes that is written
     sfu_ops: float = 0.0  # special-function operations (exp, rsqrt, reciprocal)
     instructions: float = 0.0  # warp instructions the kernel executes (measured with Nsight Compute)
+    warps: int = 0  # warps that each work through their own serial piece (a warp per row)
     repeat: int = 1  # how many times the kernel runs (e.g. once per layer)
     part: str | None = None  # the layer kind (decode/prefill breakdown)
     # gemm
@@ -297,9 +302,21 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     t_comp = k.flops / (rate * active / c.sms) if k.flops else 0.0
     if k.sfu_ops and c.sfu_per_clk and c.clock_hz:
         t_comp += k.sfu_ops / (c.sfu_per_clk * c.clock_hz * active)
+    serial = ""
     if k.instructions and c.boost_hz:
         # every warp instruction takes an issue slot of one of the SM's schedulers
         t_comp = max(t_comp, k.instructions / (c.issue_per_clk * c.boost_hz * active))
+    if k.warps and k.instructions and c.boost_hz:
+        # a kernel that gives each warp its own serial piece (a warp per row, reduced with
+        # shuffles) also waits on each warp: one dependent instruction per DEPENDENT_ISSUE_CLK
+        per_warp = k.instructions / k.warps
+        warp_waves = math.ceil(k.warps / (bps * math.ceil(k.threads / 32) * c.sms))
+        t_warp = per_warp * DEPENDENT_ISSUE_CLK * warp_waves / c.boost_hz
+        if t_warp > t_comp:
+            t_comp = t_warp
+            serial = (
+                f"; {k.warps:,} warp(s), each issuing its {per_warp:,.0f} instructions one dependent step at a time"
+            )
     t_lat = math.ceil(waves) * k.passes * c.latency
     # an SM's resident blocks overlap one's memory traffic with another's arithmetic: with
     # few of them, part of the shorter phase stays exposed
@@ -307,6 +324,8 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     bound: Literal["memory", "compute", "latency"] = (
         "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory"
     )
+    if bound == "compute":
+        reason += serial
     if bound == "latency":
         reason += f"; {math.ceil(waves)} wave(s) x {k.passes} dependent memory round trip(s)"
     elif bw < c.dram_bw:

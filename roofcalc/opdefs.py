@@ -113,6 +113,7 @@ KERNEL_COUNTS = (
     "kv_seq",
     "head_dim",
     "ranks",
+    "warps",
 )
 KERNEL_AMOUNTS = ("dram_bytes", "write_bytes", "sfu_ops", "instructions", "reread_bytes", "footprint_bytes", "flops")
 KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal")
@@ -142,6 +143,9 @@ class KernelDef(_Strict):
     sfu_ops: str | int = 0
     # warp instructions executed (issue slots), as measured with Nsight Compute
     instructions: str | int = 0
+    # for kernels that give each warp its own serial piece of work (a warp per row): how many
+    # such warps; each then issues its share of the instructions one dependent step at a time
+    warps: str | int = 0
     reread_bytes: str | int = 0
     footprint_bytes: str | int = 0
     flops: str | int = 0

@@ -17,6 +17,9 @@ from typing import Any
 # small-kernel floors, more on a slow host) then happens while the GPU is still busy, and the
 # events time only the GPU's work, as in a busy program.
 BUSY_CYCLES = 1_000_000
+# repetitions of the flushed-op floor, enqueued back to back as validation/bench/ops_bench.py
+# enqueues its (at most 50 per case)
+FLUSHED_REPS = 50
 
 
 def _timed_once(torch: Any, fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -82,14 +85,24 @@ def torch_kernel_floors(torch: Any, reps: int, n: int = 200) -> dict[str, Any]:
 
     nothing = busy(lambda: None)
     one = busy(lambda: x.add_(1))
-    # as a benchmark times one op: the L2 flushed by writing a buffer 4x its size (enqueued
-    # before the start event, so the host's dispatch is not timed), the op's data cold
+    # as a benchmark times one op: the L2 flushed by writing a buffer 4x its size before the
+    # start event, the op's data cold, and the repetitions enqueued back to back with one sync
+    # at the end (flush, start, op, end, flush, ...). Enqueued that way a small op costs about
+    # 0.7 us more than with a sync before each repetition once the queue is deep (50
+    # repetitions, as the ops benchmark enqueues them; with 9 the difference was not seen):
+    # validation/expected/h100/kernels/timing-pattern.json.
     flush = torch.empty(int(torch.cuda.get_device_properties(0).L2_cache_size), device="cuda", dtype=torch.float32)
-    flushed = []
-    for _ in range(reps + 3):
+    queued_reps = max(reps, FLUSHED_REPS)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(queued_reps + 3)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(queued_reps + 3)]
+    torch.cuda.synchronize()
+    for a, b in zip(starts, ends, strict=True):
         flush.zero_()
-        flushed.append(_timed_once(torch, lambda: x.add_(1))[0])
-    flushed = flushed[3:]
+        a.record()
+        x.add_(1)
+        b.record()
+    torch.cuda.synchronize()
+    flushed = [a.elapsed_time(b) * 1e-3 for a, b in zip(starts[3:], ends[3:], strict=True)]
     del flush
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
@@ -120,9 +133,9 @@ def torch_kernel_floors(torch: Any, reps: int, n: int = 200) -> dict[str, Any]:
     ref = row.double() * torch.rsqrt(row.double().pow(2).mean(-1, keepdim=True) + 1e-6) * weight.double()
     small_ok = bool(torch.allclose(normed.double(), ref, rtol=1e-3, atol=1e-3))
     del small_graph
-    # one add before, 3 + reps queued ones (warm-up included), 3 + reps after a flush,
+    # one add before, 3 + reps queued ones (warm-up included), 3 + queued_reps after a flush,
     # 3 + reps replays of n (the capture runs none)
-    want = 1 + 2 * (3 + reps) + (3 + reps) * n
+    want = 1 + (3 + reps) + (3 + queued_reps) + (3 + reps) * n
     got = float(x.item())
     return {
         "name": "torch_kernel",
