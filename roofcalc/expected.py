@@ -292,8 +292,10 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     if k.reread_bytes:
         working = min(grid, bps * c.sms) * k.footprint_bytes
         if working <= c.l2_bytes:
+            # the L2 serves the re-reads of some blocks while DRAM streams the first reads of
+            # others: the two overlap, and the L2 carries both
             l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency) if c.l2_latency else sm_bw
-            t_mem += k.reread_bytes / min(c.l2_bw, active * l2_sm)
+            t_mem = max(t_mem, (k.dram_bytes + k.reread_bytes) / min(c.l2_bw, active * l2_sm))
             reason += "; re-reads hit L2"
         else:
             t_mem += k.reread_bytes / bw
