@@ -133,3 +133,35 @@ def test_eager_rmsnorm_mean_is_pytorchs_row_reduction() -> None:
     # each lane walks 4096 / 32 floats as 32 dependent 16-byte loads, then the result is stored
     assert k.seconds >= 33 * fig("h100", "dram_latency_s")  # type: ignore[attr-defined]
     assert k.seconds == pytest.approx(mean["duration_s"], rel=0.25)  # type: ignore[attr-defined]
+
+
+def test_a_warp_per_row_issues_one_dependent_instruction_per_four_clocks() -> None:
+    # softmax of one 1024-element bf16 row: softmax_warp_forward gives the row to one warp,
+    # which issues its 1.3 instructions per element (Nsight Compute, ops/softmax.yaml) one
+    # dependent step (4 clocks, CUDA guide) at a time at the 1.98 GHz boost clock: 2.69 us,
+    # plus at most the row's own memory time (4 KiB in, 2 KiB out, one block's loads in flight)
+    r = roofcalc.analyze("softmax", "h100", rows=1, cols=1024, dtype="bf16")
+    k = kernel(r, "softmax_warp_forward")
+    issue = 1.3 * 1024 * 4 / 1.98e9
+    assert k.bound == "compute"  # type: ignore[attr-defined]
+    assert issue <= k.seconds <= issue + 1.5e-6  # type: ignore[attr-defined]
+    assert "dependent step" in k.reason  # type: ignore[attr-defined]
+    # 132 x 40 rows are 40 warps on each SM (10 blocks of 4): the SM's issue slots bind
+    # (4 per clock), not one warp's dependent steps
+    kf = kernel(roofcalc.analyze("softmax", "h100", rows=132 * 40, cols=1024, dtype="bf16"), "softmax_warp_forward")
+    assert "dependent step" not in kf.reason  # type: ignore[attr-defined]
+
+
+def test_rereads_in_l2_overlap_the_dram_stream() -> None:
+    # three-pass softmax over 936 fp32 rows of 12032 (48 KB): 2 blocks per SM keep 12.7 MB of
+    # rows in flight, within one 25 MB L2 partition, so the two re-reads come from the L2 while
+    # DRAM streams other rows' first read: the kernel takes at least the DRAM stream (read once,
+    # write once, at the copy rate) and less than that stream followed by the re-reads at the
+    # L2's bandwidth
+    r = roofcalc.analyze("softmax", "h100", rows=936, cols=12032, dtype="fp32")
+    k = kernel(r, "cunn_softmax_forward")
+    row = 12032 * 4
+    dram, reread = 2 * 936 * row, 2 * 936 * row
+    copy_bw = load_hardware("h100").bandwidth * fig("h100", "dram_copy_fraction")
+    assert "re-reads hit L2" in k.reason  # type: ignore[attr-defined]
+    assert dram / copy_bw <= k.seconds < dram / copy_bw + reread / fig("h100", "l2_bandwidth_bytes_per_s")  # type: ignore[attr-defined]
