@@ -79,6 +79,22 @@ def event_time(fn: Callable[[], Any], before: Callable[[], Any] | None = None) -
     return s.elapsed_time(e) * 1e-3
 
 
+def queued_times(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> list[float]:
+    """Seconds of n calls of fn, each between two CUDA events with ``before`` (a flush) enqueued
+    ahead of its start event, all n enqueued back to back and synchronized once at the end, as
+    a benchmark loop enqueues its repetitions."""
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    torch.cuda.synchronize()
+    for s, e in zip(starts, ends, strict=True):
+        before()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)]
+
+
 def write_record(path: str, kind: str, dev: torch.device, cases: list[dict[str, Any]], t0: float) -> None:
     """The JSON record of a measuring script: what ran (this command line), where, when."""
     doc = {"schema": 1, "kind": kind, "date": utc_now(), "command": " ".join(sys.argv),

@@ -30,7 +30,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from benchlib import device_info, driver_version, percentile, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic
+from benchlib import (device_info, driver_version, percentile, queued_times, sdpa_default_backend, selected_env,
+                      short_err, utc_now, write_json_atomic)
 
 SCHEMA = 1
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -423,16 +424,8 @@ class Timer:
                 fn()
                 out.append(time.perf_counter() - t0)
             return out
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        self.sync()
-        for i in range(n):
-            self.flush.zero_()      # enqueued before the start event: not timed
-            starts[i].record()
-            fn()
-            ends[i].record()
-        self.sync()
-        return [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends, strict=True)]
+        # the flush is enqueued before each start event: not timed
+        return queued_times(fn, self.flush.zero_, n)
 
 
 def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str, Any]:

@@ -58,16 +58,7 @@ def run_pattern(pattern: str, fn: Callable[[], Any], flushes: dict[str, torch.Te
 
     if pattern.startswith("synced"):
         return sorted(benchlib.event_time(fn, before) for _ in range(REPS))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(REPS)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(REPS)]
-    torch.cuda.synchronize()
-    for i in range(REPS):
-        before()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return sorted(s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True))
+    return sorted(benchlib.queued_times(fn, before, REPS))
 
 
 def main() -> int:
