@@ -125,6 +125,13 @@ class Formula:
     def __repr__(self) -> str:
         return f"Formula({self.text!r})"
 
+    # two formulas of the same text are the same formula (a copy, e.g. unpickled, included)
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Formula) and self.text == other.text and self.names == other.names
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.names))
+
     def evaluate(self, env: Mapping[str, Value]) -> Value:
         try:
             return _eval(self.tree, env)

@@ -23,7 +23,7 @@ FigureKind = Literal["datasheet", "measured", "estimate", "derived", "documented
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Source(_Strict):
@@ -421,11 +421,11 @@ class Hardware(_Strict):
     cuda_core_flops_per_s: dict[str, PositiveFigure] = {}
     memory: Memory
     l2_bytes: PositiveFigure | None = None
-    clocks: Clocks = Clocks()
+    clocks: Clocks = Field(default_factory=Clocks)
     interconnect_bytes_per_s: PositiveFigure | None = None
     launch_overhead_s: Figure | None = None
-    sm: SMResources = SMResources()
-    expected: Expected = Expected()
+    sm: SMResources = Field(default_factory=SMResources)
+    expected: Expected = Field(default_factory=Expected)
     unknown: dict[str, str] = {}
     calibration: Calibration | None = None
 
@@ -500,13 +500,17 @@ class Hardware(_Strict):
 
 @functools.cache
 def _load_builtin(stem: str) -> Hardware:
-    from .registry import builtin_label, read_builtin
+    from .registry import builtin_label, load_builtin
 
     label = builtin_label("hardware", stem)
-    data = parse_yaml(read_builtin("hardware", stem), label, trusted=True)
-    if isinstance(data, dict):
-        data.setdefault("id", stem)
-    return validate(Hardware, data, label)
+
+    def build(text: str) -> Hardware:
+        data = parse_yaml(text, label, trusted=True)
+        if isinstance(data, dict):
+            data.setdefault("id", stem)
+        return validate(Hardware, data, label)
+
+    return load_builtin("hardware", stem, build, Hardware)
 
 
 def load_hardware_file(path: str | Path) -> Hardware:

@@ -27,7 +27,7 @@ MAX_INT_PARAM = 2**63 - 1  # sizes beyond int64 are absurd for any real tensor
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Param(_Strict):
@@ -302,7 +302,9 @@ class OpDef(_Strict):
     @property
     def all_params(self) -> dict[str, Param]:
         """The op's parameters with the implicit dtype first."""
-        dt = Param(
+        # model_construct: these values are roofcalc's own (building Param's validator for them
+        # would cost a short command a noticeable share of its start-up)
+        dt = Param.model_construct(
             type="dtype", help="element type; sets element size and which peak applies", default=self.dtype_default
         )
         return {"dtype": dt, **self.params}
@@ -320,7 +322,7 @@ def op_names() -> list[str]:
 @functools.cache
 def load_op(name: str) -> OpDef:
     """A built-in op by name (``gemm``), or a user's op file by path."""
-    from .registry import builtin_label, is_path, read_builtin
+    from .registry import builtin_label, is_path, load_builtin
 
     if is_path(name):
         return load_op_file(name)
@@ -328,9 +330,13 @@ def load_op(name: str) -> OpDef:
     if key not in op_names():
         raise InputError(f"unknown op {name!r}{suggest(name, op_names())}; see 'roofcalc op --list'")
     label = builtin_label("op", key)
-    op = validate(OpDef, parse_yaml(read_builtin("op", key), label, trusted=True), label)
-    op._source = label
-    return op
+
+    def build(text: str) -> OpDef:
+        op = validate(OpDef, parse_yaml(text, label, trusted=True), label)
+        op._source = label
+        return op
+
+    return load_builtin("op", key, build, OpDef)
 
 
 def load_op_file(path: str | Path) -> OpDef:

@@ -11,7 +11,7 @@ from .specfile import parse_yaml, validate
 
 
 class Preset(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     source: str
     note: str | None = None
@@ -19,24 +19,28 @@ class Preset(BaseModel):
 
 
 class PresetFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     description: str
     presets: dict[str, Preset] = Field(min_length=1)
+
+
+def _validate_presets(text: str, label: str) -> PresetFile:
+    return validate(PresetFile, parse_yaml(text, label, trusted=True), label)
 
 
 @functools.cache
 def load_presets() -> PresetFile:
     """Every preset of every file in models/, merged; a name defined twice is an error."""
     from .errors import SpecError
-    from .registry import builtin_label, builtin_names, read_builtin
+    from .registry import builtin_label, builtin_names, load_builtin
 
     merged: dict[str, Preset] = {}
     where: dict[str, str] = {}
     descriptions: list[str] = []
     for stem in builtin_names("model"):
         label = builtin_label("model", stem)
-        pf = validate(PresetFile, parse_yaml(read_builtin("model", stem), label, trusted=True), label)
+        pf = load_builtin("model", stem, functools.partial(_validate_presets, label=label), PresetFile)
         descriptions.append(pf.description)
         for name, preset in pf.presets.items():
             if name in merged:

@@ -16,9 +16,11 @@ and their validation live in hardware.py, opdefs.py and presets.py.
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 Kind = Literal["hardware", "op", "model"]
+T = TypeVar("T")
 
 PACKAGES: dict[str, str] = {"hardware": "roofcalc.hwdata", "op": "roofcalc.opdata", "model": "roofcalc.modeldata"}
 FOLDERS: dict[str, str] = {"hardware": "hardware", "op": "ops", "model": "models"}
@@ -59,4 +61,94 @@ def read_builtin(kind: Kind, stem: str) -> str:
     return str(builtin_files(kind)[stem].read_text(encoding="utf-8"))
 
 
-__all__ = ["FOLDERS", "PACKAGES", "Kind", "builtin_files", "builtin_label", "builtin_names", "is_path", "read_builtin"]
+# ------------------------------------------------------------------ validated once
+#
+# A built-in file is validated (pydantic) the first time it is loaded; the validated object is
+# then kept in a cache folder, pickled, under a key made of the file's bytes and of everything
+# that shapes the object: the sources of the modules that define and validate it, and the
+# versions of roofcalc, pydantic and Python. The same bytes under the same code validate to
+# the same object, so a command that finds its key skips YAML parsing and validation, and with
+# them the building of pydantic's validators (deferred until a model is first validated), which
+# is most of a short command's own start-up (benchmarks/startup.py). The cache is best-effort:
+# a missing, unreadable, stale or corrupt entry is rebuilt; a folder that cannot be written is
+# left alone. Only files shipped with roofcalc go through it; a user's own files are always
+# validated. ROOFCALC_CACHE_DIR moves the folder; set to an empty string, it turns it off.
+
+# the modules whose code decides what a validated built-in object is
+_SHAPING_MODULES = ("dtypes", "errors", "formula", "hardware", "opdefs", "presets", "registry", "specfile", "units")
+
+
+def cache_dir() -> Any:
+    """The folder of validated built-in files (a Path), or None when turned off."""
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("ROOFCALC_CACHE_DIR")
+    if env is not None:
+        return Path(env) if env.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "roofcalc"
+
+
+@functools.cache
+def _code_fingerprint() -> bytes:
+    import hashlib
+    import platform
+    from pathlib import Path
+
+    import pydantic
+
+    from ._version import __version__
+
+    h = hashlib.sha256(f"{__version__}|{pydantic.VERSION}|{platform.python_version()}".encode())
+    here = Path(__file__).resolve().parent
+    for name in _SHAPING_MODULES:
+        h.update((here / f"{name}.py").read_bytes())
+    return h.digest()
+
+
+def load_builtin(kind: Kind, stem: str, build: Callable[[str], T], cls: type[T]) -> T:
+    """``build(text)`` of a built-in file (parse and validate it), or the object an earlier
+    ``build`` of the same bytes under the same code returned (see above)."""
+    import hashlib
+    import pickle
+
+    text = read_builtin(kind, stem)
+    folder = cache_dir()
+    if folder is None:
+        return build(text)
+    try:
+        key = hashlib.sha256(_code_fingerprint() + text.encode("utf-8")).hexdigest()[:32]
+    except OSError:  # a module's source not readable (a zip install): no cache
+        return build(text)
+    entry = folder / f"{kind}-{stem}-{key}.pickle"
+    try:
+        obj = pickle.loads(entry.read_bytes())
+        if isinstance(obj, cls):
+            return obj
+    except Exception:
+        pass
+    obj = build(text)
+    try:
+        from .errors import InputError
+        from .output import replace_file
+
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        replace_file(entry, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    except (OSError, InputError):  # a folder that cannot be written: validate every time
+        pass
+    return obj
+
+
+__all__ = [
+    "FOLDERS",
+    "PACKAGES",
+    "Kind",
+    "builtin_files",
+    "builtin_label",
+    "builtin_names",
+    "cache_dir",
+    "is_path",
+    "load_builtin",
+    "read_builtin",
+]

@@ -18,6 +18,15 @@ DATA = Path(__file__).parent / "data"
 # recompiling every module in each of them is most of their start-up.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# The validated built-in files go to a cache folder of the suite's own, never the user's (the
+# CLI in subprocesses inherits it); tests of the cache itself point it elsewhere.
+if "ROOFCALC_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["ROOFCALC_CACHE_DIR"] = tempfile.mkdtemp(prefix="roofcalc-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["ROOFCALC_CACHE_DIR"], True)
 
 
 @pytest.fixture(autouse=True)
