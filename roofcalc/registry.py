@@ -86,8 +86,11 @@ def cache_dir() -> Any:
     env = os.environ.get("ROOFCALC_CACHE_DIR")
     if env is not None:
         return Path(env) if env.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "roofcalc"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):  # the XDG rule: a relative setting is ignored
+        return Path(xdg) / "roofcalc"
+    home = os.path.expanduser("~")
+    return Path(home) / ".cache" / "roofcalc" if os.path.isabs(home) else None  # no home: no cache
 
 
 @functools.cache

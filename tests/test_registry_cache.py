@@ -74,6 +74,18 @@ def test_an_unwritable_folder_or_an_empty_setting_means_no_cache(
     assert build.calls == 3 and sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
+def test_the_folder_follows_xdg_and_home_and_never_lands_in_the_working_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ROOFCALC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
+    assert registry.cache_dir() == Path("/var/cache/me/roofcalc")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # ignored, as the XDG rule says
+    monkeypatch.setenv("HOME", "/home/me")
+    assert registry.cache_dir() == Path("/home/me/.cache/roofcalc")
+    monkeypatch.setenv("HOME", "")  # no usable home: no cache rather than a '~' folder here
+    monkeypatch.setattr(os.path, "expanduser", lambda p: p)
+    assert registry.cache_dir() is None
+
+
 def test_every_built_in_file_round_trips_through_the_cache_unchanged() -> None:
     for name in hardware_names():
         hw = load_hardware(name)
