@@ -18,8 +18,9 @@ import sysconfig
 import time
 from pathlib import Path
 
-IMPORTS = ("import click, yaml; from pydantic import BaseModel; "
-           "from rich.console import Console; from rich.table import Table")
+IMPORTS = (
+    "import click, yaml; from pydantic import BaseModel; from rich.console import Console; from rich.table import Table"
+)
 BASELINE = [sys.executable, "-c", IMPORTS]
 # The floor of any command that validates its input with pydantic: the same imports, one model of
 # one field defined and validated once (pydantic then imports its field and type machinery and,
@@ -30,7 +31,7 @@ ONE_MODEL = [sys.executable, "-c", IMPORTS + "\nclass M(BaseModel):\n    x: int 
 def timed(cmd: list[str]) -> float:
     env = None
     if cmd[0] == "cache-off":  # the same command with the cache of validated files turned off
-        cmd, env = cmd[1:], {**os.environ, "ROOFCALC_CACHE_DIR": ""}
+        cmd, env = cmd[1:], {**os.environ, "ROOFCALC_CACHE": ""}
     t0 = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
     return time.perf_counter() - t0
@@ -50,7 +51,16 @@ def main() -> int:
         "roofcalc op gemm --m 8192 --hw h100": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100"],
         "roofcalc op gemm ... --json": [exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100", "--json"],
         # every built-in file parsed and validated again, as on the first run after an upgrade
-        "roofcalc op gemm ... (cache off)": ["cache-off", exe or "roofcalc", "op", "gemm", "--m", "8192", "--hw", "h100"],
+        "roofcalc op gemm ... (cache off)": [
+            "cache-off",
+            exe or "roofcalc",
+            "op",
+            "gemm",
+            "--m",
+            "8192",
+            "--hw",
+            "h100",
+        ],
         "roofcalc --help": [exe or "roofcalc", "--help"],
     }
     for cmd in cases.values():  # warm the file cache and the bytecode caches
@@ -64,8 +74,10 @@ def main() -> int:
     for name, xs in samples.items():
         xs = sorted(xs)
         med = statistics.median(xs)
-        print(f"{name:40s} {med * 1e3:7.1f}ms {xs[len(xs) // 10] * 1e3:7.1f}ms {xs[len(xs) * 9 // 10] * 1e3:7.1f}ms "
-              f"{med / base:9.2f}x")
+        print(
+            f"{name:40s} {med * 1e3:7.1f}ms {xs[len(xs) // 10] * 1e3:7.1f}ms {xs[len(xs) * 9 // 10] * 1e3:7.1f}ms "
+            f"{med / base:9.2f}x"
+        )
     return 0
 
 

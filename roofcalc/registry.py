@@ -72,25 +72,33 @@ def read_builtin(kind: Kind, stem: str) -> str:
 # is most of a short command's own start-up (benchmarks/startup.py). The cache is best-effort:
 # a missing, unreadable, stale or corrupt entry is rebuilt; a folder that cannot be written is
 # left alone. Only files shipped with roofcalc go through it; a user's own files are always
-# validated. ROOFCALC_CACHE_DIR moves the folder; set to an empty string, it turns it off.
+# validated. The folder is <cache root>/validated; ROOFCALC_CACHE moves the root (the probe
+# keeps its compiled binaries under it too); set to an empty string, it turns this cache off.
 
 # the modules whose code decides what a validated built-in object is
 _SHAPING_MODULES = ("dtypes", "errors", "formula", "hardware", "opdefs", "presets", "registry", "specfile", "units")
 
 
-def cache_dir() -> Any:
-    """The folder of validated built-in files (a Path), or None when turned off."""
+def cache_root() -> Any:
+    """roofcalc's cache folder (a Path): $ROOFCALC_CACHE, else $XDG_CACHE_HOME/roofcalc, else
+    ~/.cache/roofcalc; None when ROOFCALC_CACHE is set but empty, or there is no usable home."""
     import os
     from pathlib import Path
 
-    env = os.environ.get("ROOFCALC_CACHE_DIR")
+    env = os.environ.get("ROOFCALC_CACHE")
     if env is not None:
         return Path(env) if env.strip() else None
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):  # the XDG rule: a relative setting is ignored
         return Path(xdg) / "roofcalc"
     home = os.path.expanduser("~")
-    return Path(home) / ".cache" / "roofcalc" if os.path.isabs(home) else None  # no home: no cache
+    return Path(home) / ".cache" / "roofcalc" if os.path.isabs(home) else None  # never a '~' folder here
+
+
+def cache_dir() -> Any:
+    """The folder of validated built-in files (a Path), or None when the cache is off."""
+    root = cache_root()
+    return root / "validated" if root is not None else None
 
 
 @functools.cache
@@ -151,6 +159,7 @@ __all__ = [
     "builtin_label",
     "builtin_names",
     "cache_dir",
+    "cache_root",
     "is_path",
     "load_builtin",
     "read_builtin",

@@ -20,13 +20,13 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # The validated built-in files go to a cache folder of the suite's own, never the user's (the
 # CLI in subprocesses inherits it); tests of the cache itself point it elsewhere.
-if "ROOFCALC_CACHE_DIR" not in os.environ:
+if "ROOFCALC_CACHE" not in os.environ:
     import atexit
     import shutil
     import tempfile
 
-    os.environ["ROOFCALC_CACHE_DIR"] = tempfile.mkdtemp(prefix="roofcalc-test-cache-")
-    atexit.register(shutil.rmtree, os.environ["ROOFCALC_CACHE_DIR"], True)
+    os.environ["ROOFCALC_CACHE"] = tempfile.mkdtemp(prefix="roofcalc-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["ROOFCALC_CACHE"], True)
 
 
 @pytest.fixture(autouse=True)

@@ -198,7 +198,10 @@ def probe_source() -> str:
 
 
 def _cache_root() -> Path:
-    return Path(os.environ.get("ROOFCALC_CACHE", Path.home() / ".cache" / "roofcalc")) / "probe"
+    from ..registry import cache_root
+
+    root = cache_root()  # with roofcalc's cache off, the binaries go to the temporary folder
+    return (root if root is not None else Path(tempfile.gettempdir()) / "roofcalc") / "probe"
 
 
 class Build:
