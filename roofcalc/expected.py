@@ -56,6 +56,9 @@ GEMM_TILES: dict[str, tuple[tuple[int, int], ...]] = {
         (64, 8),
     ),
     "unaligned": ((256, 128), (128, 128), (128, 64), (64, 64)),
+    # cutlass_80 s16816 "align2" kernels (256x128_64x3, 128x256_32x3, 128x64_64x3) and, for
+    # small problems, the wmma 32x32 one (validation/expected/h200/kernels/kshapes-rand*.json)
+    "word": ((256, 128), (128, 256), (128, 64), (32, 32)),
     "simt": ((256, 128), (128, 64), (32, 64)),
     "tf32": ((128, 256), (128, 128), (64, 128)),
 }
@@ -63,16 +66,16 @@ GEMM_TILES: dict[str, tuple[tuple[int, int], ...]] = {
 # unaligned fallback (cutlass_75 s1688gemm, 32 k per step) splits down to about two k-steps
 # when its tiles are few (the bf16 kernels of validation/expected/h200/kernels/kshapes-rand*.json:
 # 64x64 tiles, 5 to 33 splits of 30 to 300 k each, where few tiles would leave SMs idle).
-MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "simt": 512, "tf32": 512}
+MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "word": 64, "simt": 512, "tf32": 512}
 # a GEMM with at most this many rows (or columns) is the weight-streaming kind cuBLAS runs with
 # its narrow-tile kernels (the 8- to 64-wide tiles in GEMM_TILES), like the probe's 16-row case
 SKINNY_ROWS = 64
 # The k-loop of each library path: k per pipeline step and steps in flight, read off the
 # kernels cuBLAS runs (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels
 # "..._64x4" (k 64, 4 stages), the unaligned fallback cutlass_75_tensorop_s1688gemm
-# (k 32, 2 stages), FP32 SIMT/xmma kernels "...x8_stage3" (k 8, 3 stages). With few tiles
+# (k 32, 2 stages), the word-aligned cutlass_80 s16816 "..._64x3" (k 64, 3 stages), FP32 SIMT/xmma kernels "...x8_stage3" (k 8, 3 stages). With few tiles
 # per SM a tile cannot finish faster than its k-steps arrive: steps x latency / stages.
-GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "simt": (8, 3), "tf32": (32, 4)}
+GEMM_PIPELINE = {"tma": (64, 4), "unaligned": (32, 2), "word": (64, 3), "simt": (8, 3), "tf32": (32, 4)}
 # Clocks between two dependent instructions of one warp: "most arithmetic instructions have a
 # latency of 4 clock cycles" on compute capability 7.x and later (CUDA C++ Programming Guide,
 # arithmetic instructions). A warp that works alone on its share cannot go faster than that.
@@ -245,13 +248,24 @@ def card(hw: Hardware) -> Card:
     )
 
 
-def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True) -> float:
-    """What a library GEMM achieves on the tensor cores (FP32: CUDA cores), FLOP/s."""
+def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True, word: bool = False) -> float:
+    """What a library GEMM achieves on the tensor cores (FP32: CUDA cores), FLOP/s. ``word``:
+    not aligned to 16 bytes, but to 4 (its figure, else the unaligned one)."""
     e = hw.expected
     if dtype in ("fp32", "fp64"):
         frac = float(e.cuda_core_gemm_fraction.value) if e.cuda_core_gemm_fraction else 1.0
         return hw.peak(dtype) * frac
-    table = e.tensor_fraction if aligned else e.unaligned_tensor_fraction
+    if (
+        word
+        and not aligned
+        and (
+            e.word_aligned_tensor_fraction.get(dtype)
+            or e.word_aligned_tensor_fraction.get("bf16" if dtype == "fp16" else "fp16" if dtype == "bf16" else dtype)
+        )
+    ):
+        table = e.word_aligned_tensor_fraction
+    else:
+        table = e.tensor_fraction if aligned else e.unaligned_tensor_fraction
     f = table.get(dtype) or table.get("bf16" if dtype == "fp16" else "fp16" if dtype == "bf16" else dtype)
     if f is None and not aligned:
         return tensor_rate(hw, dtype, True)
@@ -352,6 +366,15 @@ def _cuda_rate(hw: Hardware, dtype: str) -> float:
     return float(fig.value) if fig is not None else hw.peak("fp32")
 
 
+def ld_alignment(n: int, k: int, dtype_bytes: float) -> int:
+    """The largest power of two, up to 16, that divides both leading dimensions in bytes (row-
+    major A: k, B and C: n): the widest load a kernel can make of every row."""
+    a = 16
+    while a > 1 and ((k * dtype_bytes) % a or (n * dtype_bytes) % a):
+        a //= 2
+    return a
+
+
 def gemm_aligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     """Row-major A (m x k), B (k x n), C (m x n): TMA needs the leading dimensions (k, n) in
     multiples of 16 bytes; m only sets how many rows there are. A matrix-vector product
@@ -365,10 +388,14 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
     aligned = gemm_aligned(k.m, k.n, k.k, dtype_bytes) or k.dtype in ("fp32", "fp64")
-    rate = tensor_rate(hw, k.dtype, aligned)
+    # 16-bit operands whose rows start on 4-byte boundaries load two elements at a time
+    word = not aligned and dtype_bytes == 2 and ld_alignment(k.n, k.k, dtype_bytes) >= 4
+    rate = tensor_rate(hw, k.dtype, aligned, word)
     path = (
         "simt"
         if k.dtype in ("fp32", "fp64")
+        else "word"
+        if word
         else "unaligned"
         if not aligned
         else "tf32"
@@ -384,8 +411,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     # 256x128 tiles): FLOP/s per SM / (2 tm tn / (tm + tn)).
     # An element load costs the same whatever its width, so the 16-bit measurement serves
     # every dtype on this path (TF32 and FP16 included).
-    big_m, big_n = GEMM_TILES["unaligned"][0]
-    unaligned_rate = tensor_rate(hw, "bf16", False) if "bf16" in hw.expected.unaligned_tensor_fraction else rate
+    # The word-aligned kernels load two elements at a time: their element rate is read off their
+    # own measurement the same way (the probe's bf16 GEMMs with k or n even, not a multiple of 8).
+    big_m, big_n = GEMM_TILES[path][0] if path in ("unaligned", "word") else GEMM_TILES["unaligned"][0]
+    if path == "word":
+        unaligned_rate = rate
+    else:
+        unaligned_rate = tensor_rate(hw, "bf16", False) if "bf16" in hw.expected.unaligned_tensor_fraction else rate
     elems_per_s = unaligned_rate / c.sms * (big_m + big_n) / (2 * big_m * big_n)
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
@@ -398,7 +430,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         units = tiles * split
         waves = math.ceil(units / c.sms)
         k_split = math.ceil(k.k / split)
-        t_tile = (tm + tn) * k_split / elems_per_s if path == "unaligned" else 2 * tm * tn * k_split / per_sm
+        t_tile = (tm + tn) * k_split / elems_per_s if path in ("unaligned", "word") else 2 * tm * tn * k_split / per_sm
         t_comp = waves * t_tile
         active = min(c.sms, units)
         # few rows (or columns): the kernel streams the other operand, as decode's projections do
@@ -430,7 +462,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
             best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
     assert best is not None
     t, t_red, why, units, split, bound = best
-    if not aligned:
+    if word:
+        why += "; leading dimensions in multiples of 4 bytes, not 16: no TMA, two elements per load"
+    elif not aligned:
         why += "; a leading dimension is not a multiple of 16 bytes: no TMA fast path"
     elif k.dtype in ("fp32", "fp64"):
         why += f"; {k.dtype} on CUDA cores"

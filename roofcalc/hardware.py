@@ -381,13 +381,16 @@ class Expected(_Strict):
     # 16-bit GEMM whose leading dimension is not a multiple of 16 bytes (no TMA path):
     # achieved / peak_flops_per_s[dtype]
     unaligned_tensor_fraction: dict[str, PositiveFigure] = {}
+    # 16-bit GEMM whose leading dimensions are multiples of 4 bytes (two elements) but not all of
+    # 16 (cuBLAS's cp.async "align2" kernels): achieved / peak_flops_per_s[dtype]
+    word_aligned_tensor_fraction: dict[str, PositiveFigure] = {}
     # all-reduce between the GPUs of one node: latency of a small message and bus bandwidth
     allreduce_latency_s: PositiveFigure | None = None
     allreduce_graph_latency_s: PositiveFigure | None = None
     allreduce_bus_bytes_per_s: PositiveFigure | None = None
     p2p_bytes_per_s: PositiveFigure | None = None
 
-    @field_validator("tensor_fraction", "unaligned_tensor_fraction")
+    @field_validator("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction")
     @classmethod
     def _dtypes(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         for dt in v:

@@ -68,6 +68,41 @@ def test_unaligned_small_gemm_splits_k_as_cublas_does() -> None:
     assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
 
 
+def test_even_but_not_16_byte_aligned_gemm_loads_two_elements_at_a_time() -> None:
+    # 8192 x 8192 x 8190 bf16: k even, not a multiple of 8. cuBLAS ran a cutlass_80 s16816
+    # 256x128_64x3 "align2" kernel at 275-285 TFLOP/s, twice the odd-k cutlass_75 "align1" one
+    # (validation/expected/h100/kernels/gemm-alignment.txt)
+    seen = (KERNELS / "h100" / "kernels" / "gemm-alignment.txt").read_text().splitlines()
+    assert "s16816gemm_bf16_256x128_64x3_nn_align2" in next(line for line in seen if line.startswith("8192x8192x8190"))
+    assert "s1688gemm_bf16_256x128_nn_align1" in next(line for line in seen if line.startswith("8192x8192x8191"))
+    hw = load_hardware("h100")
+    word = hw.peak("bf16") * float(hw.expected.word_aligned_tensor_fraction["bf16"].value)
+    g = kernel(roofcalc.analyze("gemm", "h100", m=8192, n=8192, k=8190), "gemm")
+    assert g.reason.startswith("256x128 tiles: 2,048 = 16 wave(s)") and "two elements per load" in g.reason  # type: ignore[attr-defined]
+    # 256x128 tiles: 32 x 64 = 2048 of them, ceil(2048 / 132) = 16 waves; each tile loads
+    # (256 + 128) elements per k at the per-SM element rate the word-aligned probe GEMMs imply
+    per_sm_elems = word / 132 * (256 + 128) / (2 * 256 * 128)
+    tile = (256 + 128) * 8190 / per_sm_elems
+    want = fig("h100", "gemm_kernel_floor_s") + 16 * tile + 15 * 2 * fig("h100", "dram_latency_s")
+    assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
+    # odd k: one element per load, at the unaligned rate; k a multiple of 8: the TMA path
+    odd = kernel(roofcalc.analyze("gemm", "h100", m=8192, n=8192, k=8191), "gemm")
+    assert "no TMA fast path" in odd.reason and odd.seconds > 1.8 * g.seconds  # type: ignore[attr-defined]
+    assert "no TMA" not in kernel(roofcalc.analyze("gemm", "h100", m=8192, n=8192, k=8192), "gemm").reason  # type: ignore[attr-defined]
+
+
+def test_without_a_word_aligned_figure_the_unaligned_rate_serves(tmp_path: Path) -> None:
+    src = (Path(__file__).resolve().parent.parent / "hardware" / "h100.yaml").read_text()
+    lines = src.splitlines()
+    at = lines.index("  word_aligned_tensor_fraction:")
+    del lines[at : at + 2]
+    f = tmp_path / "h100-noword.yaml"
+    f.write_text("\n".join(lines) + "\n")
+    no_word = roofcalc.analyze("gemm", str(f), m=8192, n=8192, k=8190)
+    odd = roofcalc.analyze("gemm", "h100", m=8192, n=8192, k=8191)
+    assert kernel(no_word, "gemm").seconds == pytest.approx(kernel(odd, "gemm").seconds, rel=0.01)  # type: ignore[attr-defined]
+
+
 def test_a_gemv_streams_whatever_its_leading_dimension() -> None:
     # k = 4053 (odd): a matrix-vector product is no tiled GEMM, so it keeps the streaming path
     r = roofcalc.analyze("gemv", "h100", m=42179, n=4053)

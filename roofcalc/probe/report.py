@@ -68,6 +68,8 @@ TENSOR_PER_CLOCK: dict[str, dict[str, int]] = {
 NVLS_VARS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 # bf16 shapes with a leading dimension that is not a multiple of 8 elements (16 bytes)
 UNALIGNED_LABELS = ("k not a multiple of 8", "n not a multiple of 8", "odd (not multiples of 8)")
+# bf16 shapes whose leading dimensions are multiples of 4 or 8 bytes but not of 16
+WORD_ALIGNED_LABELS = ("k a multiple of 2, not of 8", "n a multiple of 2, not of 8", "k a multiple of 4, not of 8")
 
 
 # ------------------------------------------------------------------ models
@@ -642,7 +644,7 @@ def _restated_base_expected(hw: Hardware, doc: dict[str, Any], notes: list[str])
             base[key] = restate(
                 base[key], hw.bandwidth, float(doc["memory"]["bandwidth_bytes_per_s"]["value"]), "bandwidth"
             )
-    for key in ("tensor_fraction", "unaligned_tensor_fraction", "mma_sync_fraction"):
+    for key in ("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction", "mma_sync_fraction"):
         for dt, fig in list(base.get(key, {}).items()):
             if dt in hw.peak_flops_per_s and dt in doc["peak_flops_per_s"]:
                 base[key][dt] = restate(fig, hw.peak(dt), float(doc["peak_flops_per_s"][dt]["value"]), f"{dt} peak")
@@ -891,6 +893,17 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
             rate / (_peak(doc, "bf16") or 1.0),
             f"median rate of the bf16 GEMMs with a leading dimension not a multiple of 8 ({shapes}) / "
             "peak_flops_per_s.bf16 of this file",
+            key="bf16",
+        )
+    word = [r for r in usable if r.dtype == "bf16" and r.label in WORD_ALIGNED_LABELS]
+    if word and _peak(doc, "bf16"):
+        rate = median([r.flops_per_s or 0.0 for r in word])
+        shapes = ", ".join(f"{r.m}x{r.n}x{r.k}" for r in word)
+        put(
+            "word_aligned_tensor_fraction",
+            rate / (_peak(doc, "bf16") or 1.0),
+            f"median rate of the bf16 GEMMs with leading dimensions in multiples of 4 or 8 bytes, not 16 "
+            f"({shapes}) / peak_flops_per_s.bf16 of this file",
             key="bf16",
         )
     fp8 = [r for r in usable if r.dtype == "fp8" and r.label == "k not a multiple of 16"]

@@ -328,6 +328,10 @@ GEMM_SHAPES: list[tuple[str, str, int, int, int]] = [
     ("k not a multiple of 8", "bf16", 8192, 8192, 8191),
     ("n not a multiple of 8", "bf16", 8192, 8191, 8192),
     ("odd (not multiples of 8)", "bf16", 6143, 6145, 6147),
+    # leading dimensions in multiples of 4 or 8 bytes, not 16: cuBLAS's cp.async "align2" kernels
+    ("k a multiple of 2, not of 8", "bf16", 8192, 8192, 8190),
+    ("n a multiple of 2, not of 8", "bf16", 8192, 8190, 8192),
+    ("k a multiple of 4, not of 8", "bf16", 8192, 8192, 8188),
     ("small", "bf16", 512, 512, 512),
     ("small", "bf16", 1024, 1024, 1024),
     ("skinny", "bf16", 16, 8192, 8192),

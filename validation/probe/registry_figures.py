@@ -78,7 +78,7 @@ def main() -> int:
                 float(f.value) * cal.bandwidth / reg.bandwidth,
                 f"{cal_path}: rescaled to this file's bandwidth ({f.note})",
             )
-    for table in ("tensor_fraction", "unaligned_tensor_fraction", "mma_sync_fraction"):
+    for table in ("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction", "mma_sync_fraction"):
         rows = {}
         for dt, f in getattr(e, table).items():
             if dt in reg.peak_flops_per_s and dt in cal.peak_flops_per_s:
