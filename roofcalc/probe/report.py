@@ -884,28 +884,24 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
                 f"that reads ({wb['dirty_median_s'] * 1e6:.1f} - {wb['clean_median_s'] * 1e6:.1f} us), / the "
                 f"time to read the L2's {wb['l2_bytes'] / 1e6:.0f} MB at dram_read",
             )
-    odd = [r for r in usable if r.dtype == "bf16" and r.label in UNALIGNED_LABELS]
-    if odd and _peak(doc, "bf16"):
-        rate = median([r.flops_per_s or 0.0 for r in odd])
-        shapes = ", ".join(f"{r.m}x{r.n}x{r.k}" for r in odd)
-        put(
-            "unaligned_tensor_fraction",
-            rate / (_peak(doc, "bf16") or 1.0),
-            f"median rate of the bf16 GEMMs with a leading dimension not a multiple of 8 ({shapes}) / "
-            "peak_flops_per_s.bf16 of this file",
-            key="bf16",
-        )
-    word = [r for r in usable if r.dtype == "bf16" and r.label in WORD_ALIGNED_LABELS]
-    if word and _peak(doc, "bf16"):
-        rate = median([r.flops_per_s or 0.0 for r in word])
-        shapes = ", ".join(f"{r.m}x{r.n}x{r.k}" for r in word)
-        put(
+    for field, labels, what in (
+        ("unaligned_tensor_fraction", UNALIGNED_LABELS, "with a leading dimension not a multiple of 8"),
+        (
             "word_aligned_tensor_fraction",
-            rate / (_peak(doc, "bf16") or 1.0),
-            f"median rate of the bf16 GEMMs with leading dimensions in multiples of 4 or 8 bytes, not 16 "
-            f"({shapes}) / peak_flops_per_s.bf16 of this file",
-            key="bf16",
-        )
+            WORD_ALIGNED_LABELS,
+            "with leading dimensions in multiples of 4 or 8 bytes, not 16",
+        ),
+    ):
+        rows = [r for r in usable if r.dtype == "bf16" and r.label in labels]
+        if rows and _peak(doc, "bf16"):
+            rate = median([r.flops_per_s or 0.0 for r in rows])
+            shapes = ", ".join(f"{r.m}x{r.n}x{r.k}" for r in rows)
+            put(
+                field,
+                rate / (_peak(doc, "bf16") or 1.0),
+                f"median rate of the bf16 GEMMs {what} ({shapes}) / peak_flops_per_s.bf16 of this file",
+                key="bf16",
+            )
     fp8 = [r for r in usable if r.dtype == "fp8" and r.label == "k not a multiple of 16"]
     if fp8 and _peak(doc, "fp8"):
         put(
