@@ -255,20 +255,11 @@ def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True, word: bool = Fal
     if dtype in ("fp32", "fp64"):
         frac = float(e.cuda_core_gemm_fraction.value) if e.cuda_core_gemm_fraction else 1.0
         return hw.peak(dtype) * frac
-    if (
-        word
-        and not aligned
-        and (
-            e.word_aligned_tensor_fraction.get(dtype)
-            or e.word_aligned_tensor_fraction.get("bf16" if dtype == "fp16" else "fp16" if dtype == "bf16" else dtype)
-        )
-    ):
-        table = e.word_aligned_tensor_fraction
-    else:
-        table = e.tensor_fraction if aligned else e.unaligned_tensor_fraction
+    word = word and not aligned
+    table = e.word_aligned_tensor_fraction if word else e.tensor_fraction if aligned else e.unaligned_tensor_fraction
     f = table.get(dtype) or table.get("bf16" if dtype == "fp16" else "fp16" if dtype == "bf16" else dtype)
-    if f is None and not aligned:
-        return tensor_rate(hw, dtype, True)
+    if f is None and not aligned:  # word-aligned falls back to unaligned, unaligned to aligned
+        return tensor_rate(hw, dtype, not word)
     return hw.peak(dtype) * (float(f.value) if f is not None else 1.0)
 
 
@@ -381,7 +372,7 @@ def gemm_aligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     (n = 1) is no tiled GEMM: cuBLAS streams the matrix with loads coalesced across each
     warp, at full speed whatever its leading dimension (odd-sized bf16 GEMVs measured at
     2.3 to 2.8 TB/s on H100: validation/expected/h100/ops-rand*.json)."""
-    return n == 1 or ((k * dtype_bytes) % 16 == 0 and (n * dtype_bytes) % 16 == 0)
+    return n == 1 or ld_alignment(n, k, dtype_bytes) == 16
 
 
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
@@ -413,7 +404,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     # every dtype on this path (TF32 and FP16 included).
     # The word-aligned kernels load two elements at a time: their element rate is read off their
     # own measurement the same way (the probe's bf16 GEMMs with k or n even, not a multiple of 8).
-    big_m, big_n = GEMM_TILES[path][0] if path in ("unaligned", "word") else GEMM_TILES["unaligned"][0]
+    big_m, big_n = GEMM_TILES["word" if path == "word" else "unaligned"][0]
     if path == "word":
         unaligned_rate = rate
     else:
