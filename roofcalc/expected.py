@@ -135,6 +135,7 @@ class Kernel:
     footprint_bytes: float = 0.0
     flops: float = 0.0
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
+    in_order: bool = False  # a thread's items one after another: issue and memory add
     passes: int = 1
     inflight_bytes: int = 16
     write_bytes: float = 0.0  # the part of dram_bytes that is written
@@ -291,7 +292,8 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     waves = grid / (bps * c.sms)
     in_flight = resident * k.threads * k.inflight_bytes
     sm_bw = min(c.per_sm_bw, in_flight / c.loaded_latency) if c.loaded_latency else c.per_sm_bw
-    bw = min(mixed_bandwidth(c, k.dram_bytes, k.write_bytes), active * sm_bw)
+    streaming = min(mixed_bandwidth(c, k.dram_bytes, k.write_bytes), active * c.per_sm_bw)
+    bw = min(streaming, active * sm_bw)
     t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
     reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
     if k.reread_bytes:
@@ -327,7 +329,14 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     t_lat = math.ceil(waves) * k.passes * c.latency
     # an SM's resident blocks overlap one's memory traffic with another's arithmetic: with
     # few of them, part of the shorter phase stays exposed
-    body = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / max(resident, 1)
+    if k.in_order:
+        # each thread computes an item's offsets, loads it, stores it, then starts the next:
+        # the SM's other warps do not hide one warp's arithmetic behind its memory traffic,
+        # which streams while no warp issues (Little's law still bounds it)
+        body = max(k.dram_bytes / streaming + t_comp, t_mem, t_lat)
+        reason += "; offsets, load and store of each item in order: issue adds to memory"
+    else:
+        body = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / max(resident, 1)
     bound: Literal["memory", "compute", "latency"] = (
         "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory"
     )

@@ -150,6 +150,9 @@ class KernelDef(_Strict):
     footprint_bytes: str | int = 0
     flops: str | int = 0
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
+    # each thread does its items one after another (offsets, load, store, next), as PyTorch's
+    # non-vectorized elementwise loop does: its issue time adds to its memory time
+    in_order: bool = False
     passes: str | int = 1
     # bytes each thread keeps in flight (16: one 16-byte vector load)
     inflight_bytes: str | int = 16

@@ -450,6 +450,7 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
                 help=kd.help,
                 dtype=dtype,
                 pipe=kd.pipe,
+                in_order=kd.in_order,
                 part=kd.part,
                 **vals,
             )
