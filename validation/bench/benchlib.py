@@ -95,6 +95,29 @@ def queued_times(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> li
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)]
 
 
+def profiled_events(fn: Callable[[], Any], categories: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The GPU activities of one call of fn whose category is in ``categories`` ("kernel",
+    "gpu_memcpy", "gpu_memset"), from torch.profiler's Chrome trace (its kernel events carry the
+    launch shape: grid, block, registers per thread, shared memory)."""
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as f:
+        path = f.name
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    finally:
+        os.unlink(path)
+    return [ev for ev in trace.get("traceEvents", []) if ev.get("cat") in categories]
+
+
 def write_record(path: str, kind: str, dev: torch.device, cases: list[dict[str, Any]], t0: float) -> None:
     """The JSON record of a measuring script: what ran (this command line), where, when."""
     doc = {"schema": 1, "kind": kind, "date": utc_now(), "command": " ".join(sys.argv),

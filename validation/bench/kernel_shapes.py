@@ -12,7 +12,6 @@ shared memory, kernels per op), read off the real implementation instead of gues
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -26,28 +25,10 @@ import ops_bench  # noqa: E402
 
 
 def kernels_of(fn, dev: torch.device) -> list[dict]:
-    """Kernels of one call, from the profiler's Chrome trace (its 'kernel' events carry the
-    launch shape: grid, block, registers per thread, shared memory)."""
-    import tempfile
-
-    from torch.profiler import ProfilerActivity, profile
-
+    """Kernels of one call, with their launch shapes."""
     torch.cuda.synchronize(dev)
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize(dev)
-    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as f:
-        path = f.name
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            trace = json.load(f)
-    finally:
-        os.unlink(path)
     out = []
-    for ev in trace.get("traceEvents", []):
-        if ev.get("cat") != "kernel":
-            continue
+    for ev in benchlib.profiled_events(fn, ("kernel",)):
         a = ev.get("args", {})
         out.append({"name": ev.get("name"), "duration_s": (ev.get("dur") or 0) * 1e-6,
                     **{k: a[k] for k in ("grid", "block", "registers per thread", "shared memory", "blocks per SM",

@@ -15,11 +15,9 @@ a precomputed (seq, seq) upper-triangular mask, this records:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
@@ -31,24 +29,8 @@ SHAPES = [(8, 512), (32, 512), (16, 1024), (32, 1024), (8, 2048), (32, 2048)]  #
 
 
 def activities(fn) -> list[dict]:
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as f:
-        path = f.name
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            trace = json.load(f)
-    finally:
-        os.unlink(path)
     out = []
-    for ev in trace.get("traceEvents", []):
-        if ev.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
-            continue
+    for ev in benchlib.profiled_events(fn, ("kernel", "gpu_memcpy", "gpu_memset")):
         a = ev.get("args", {})
         out.append({"category": ev["cat"], "name": ev.get("name"), "duration_s": (ev.get("dur") or 0) * 1e-6,
                     **{k: a[k] for k in ("grid", "block", "registers per thread", "bytes") if k in a}})
