@@ -327,15 +327,17 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
                 f"; {k.warps:,} warp(s), each issuing its {per_warp:,.0f} instructions one dependent step at a time"
             )
     t_lat = math.ceil(waves) * k.passes * c.latency
-    # an SM's resident blocks overlap one's memory traffic with another's arithmetic: with
-    # few of them, part of the shorter phase stays exposed
     if k.in_order:
         # each thread computes an item's offsets, loads it, stores it, then starts the next:
         # the SM's other warps do not hide one warp's arithmetic behind its memory traffic,
         # which streams while no warp issues (Little's law still bounds it)
         body = max(k.dram_bytes / streaming + t_comp, t_mem, t_lat)
         reason += "; offsets, load and store of each item in order: issue adds to memory"
+        if body > t_mem:  # Little's law does not bind: the reason names the streaming rate
+            bw, in_flight = streaming, 0
     else:
+        # an SM's resident blocks overlap one's memory traffic with another's arithmetic:
+        # with few of them, part of the shorter phase stays exposed
         body = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / max(resident, 1)
     bound: Literal["memory", "compute", "latency"] = (
         "latency" if t_lat >= max(t_mem, t_comp) else "compute" if t_comp > t_mem else "memory"
@@ -345,7 +347,7 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     if bound == "latency":
         reason += f"; {math.ceil(waves)} wave(s) x {k.passes} dependent memory round trip(s)"
     elif bw < c.dram_bw:
-        reason += f"; {bw / 1e9:,.0f} GB/s ({in_flight / 1024:.0f} KiB in flight per SM)"
+        reason += f"; {bw / 1e9:,.0f} GB/s" + (f" ({in_flight / 1024:.0f} KiB in flight per SM)" if in_flight else "")
     return KernelEstimate(
         name=k.name, model="stream", seconds=body, grid=grid, blocks_per_sm=bps, waves=waves, bound=bound, reason=reason
     )

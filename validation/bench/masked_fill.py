@@ -43,14 +43,11 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
     dev = torch.device("cuda")
-    flush_buf = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
-
-    def flush() -> None:
-        flush_buf.zero_()
+    flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
 
     def med(fn) -> float:
         fn()
-        return statistics.median(benchlib.event_time(fn, flush) for _ in range(args.reps))
+        return statistics.median(benchlib.event_time(fn, flush.zero_) for _ in range(args.reps))
 
     cases = []
     t0 = time.time()
