@@ -509,6 +509,17 @@ FLASH_SFU_PER_SCORE = 1.5
 FLASH_FP32_PER_SCORE = 3.0
 FLASH_BLOCK_Q = 128  # query rows per block (forward kernel, head_dim <= 128)
 FLASH_DECODE_BLOCK_M = 64
+# Warp instructions of an FA-2 block outside its K/V tiles (prologue: indices, the Q tile;
+# epilogue: the output and log-sum-exp stores), per (kernel, head_dim): Nsight Compute's
+# instructions per warp less the part that grows with the tiles, from blocks of 1 to 64 tiles
+# (validation/expected/h100/kernels/flash-ncu.csv; per tile 1,135 (split kernel, head_dim 128),
+# 1,192 and 1,671 (forward kernel, 128 and 64)). The split kernel at head_dim 64 was measured
+# with one tile per block only (2,860 in all), so it takes head_dim 128's figure.
+FLASH_WARP_FIXED_INSTRUCTIONS = {("fwd", 64): 1044, ("fwd", 128): 1234, ("split", 64): 835, ("split", 128): 835}
+# FA-2's combine kernel, per warp: a fixed part (log-sum-exp reduction, scales, output store)
+# and a part per split; the same at head_dim 64 and 128 (619 to 971 instructions for 4 to 32
+# splits, validation/expected/h100/kernels/flash-ncu.csv and decode-ncu.csv)
+FLASH_COMBINE_INSTRUCTIONS = (570, 12.2)
 
 
 def _flash_splits(blocks: int, slots: int, n_blocks: int, max_splits: int = 128) -> int:
@@ -552,8 +563,15 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         group = k.heads // kv_heads
         mblocks = math.ceil(group / FLASH_DECODE_BLOCK_M)
         blocks = k.batch * kv_heads * mblocks
-        block_n = 256 if k.head_dim <= 64 else 128 if k.head_dim <= 128 else 64
+        block_n = _flash_block_n(k.head_dim, split=True)
         split = _flash_splits(blocks, bps * c.sms, math.ceil(k.kv_seq / block_n))
+        rows = FLASH_DECODE_BLOCK_M
+        if split == 1:
+            # unsplit, FA-2 runs its forward kernel, whose blocks hold 128 query rows
+            # (flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>, kernel-shapes.json)
+            rows = FLASH_BLOCK_Q
+            mblocks = math.ceil(group / rows)
+            blocks = k.batch * kv_heads * mblocks
     else:
         mblocks = math.ceil(k.seq / FLASH_BLOCK_Q)
         blocks = k.batch * k.heads * mblocks
@@ -561,12 +579,11 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     units = blocks * split
     active = min(c.sms, units)
     slots = bps * c.sms
-    math.ceil(units / slots)
     # scores: causal blocks compute their diagonal tile in full
     if decode:
-        # the query heads of a KV head fill (and are padded to) 64-row blocks: the padded rows
-        # are computed too
-        scores = float(k.batch * kv_heads * mblocks * FLASH_DECODE_BLOCK_M * k.kv_seq)
+        # the query heads of a KV head fill (and are padded to) the block's rows: the padded
+        # rows are computed too
+        scores = float(k.batch * kv_heads * mblocks * rows * k.kv_seq)
         longest = scores / max(units, 1)
     elif k.causal:
         offset = k.kv_seq - k.seq
@@ -580,15 +597,31 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         per_block if (k.causal and not decode) else None, units, longest, c.sms, bps, k.batch * k.heads
     )
     t_comp = per_sm_scores * t_score
+    # Each block's prologue and epilogue (index arithmetic, the Q tile, the output and
+    # log-sum-exp stores) run with each of its 4 warps on its own scheduler and little else to
+    # issue: one dependent instruction per DEPENDENT_ISSUE_CLK. Blocks resident together
+    # overlap theirs; blocks doing few tiles each (decode, short prompts) are dominated by it.
+    fixed_part = ""
+    if c.boost_hz:
+        fixed = FLASH_WARP_FIXED_INSTRUCTIONS[("split" if split > 1 else "fwd", 64 if k.head_dim <= 64 else 128)]
+        blocks_sm = math.ceil(units / c.sms)
+        resident = max(1, min(bps, blocks_sm))
+        t_fixed = math.ceil(blocks_sm / resident) * fixed * DEPENDENT_ISSUE_CLK / c.boost_hz
+        t_comp += t_fixed
+        fixed_part = f"; {fixed:,} instructions per warp around the tiles, one dependent step at a time"
     bw = min(c.dram_bw, active * c.per_sm_bw)
     t_mem = k.dram_bytes / bw
-    # a block loads a K/V tile, then computes on it; the SM's other resident blocks overlap
-    # their loads with its compute: 1/bps of the shorter part stays exposed
-    t = max(t_comp, t_mem) + min(t_comp, t_mem) / bps + 2 * c.latency
+    # a block issues the load of its next K/V tile before it computes on the current one
+    # (cp.async, flash_fwd_kernel.h), so only its first load and its last tile's compute stay
+    # exposed, and the SM's other resident blocks cover part of that: 1/(bps x tiles) of the
+    # shorter part
+    keys = math.ceil(k.kv_seq / split)
+    tiles = max(1, math.ceil(keys / _flash_block_n(k.head_dim, split > 1)))
+    t = max(t_comp, t_mem) + min(t_comp, t_mem) / (bps * tiles) + 2 * c.latency
     bound: Literal["memory", "compute", "latency"] = "compute" if t_comp >= t_mem else "memory"
     why = (
         f"{blocks:,} blocks" + (f" x {split} key splits" if split > 1 else "") + f", {bps}/SM on {active} SMs; "
-        f"mma.sync at {mma_rate(hw, k.dtype) / 1e12:,.0f} TFLOP/s + softmax (exp on the SFU) per score"
+        f"mma.sync at {mma_rate(hw, k.dtype) / 1e12:,.0f} TFLOP/s + softmax (exp on the SFU) per score" + fixed_part
     )
     out = [
         KernelEstimate(
@@ -607,12 +640,16 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         # (head_dim 128; 8 for 64) load every split's log-sum-exp, reduce them, then walk the
         # splits one after another: each split's partial output is loaded into the same
         # registers and accumulated before the next load can issue, one L2 round trip per split
-        # (the split kernel has just written them; the kernel shapes and durations are in
-        # validation/expected/h100/kernel-shapes.json). Then the output is stored.
+        # (the split kernel has just written them). Its few blocks leave each warp alone on its
+        # scheduler: the instructions issue one dependent step at a time, beside the round
+        # trips (durations in validation/expected/h100/kernels/decode-split.json).
         part = k.batch * k.heads * split * (k.head_dim + 1) * 4
         rows = 4 if k.head_dim % 128 == 0 else 8 if k.head_dim % 64 == 0 else 16
         l2_trip = c.l2_latency or c.latency
         t_chain = (split + 1) * l2_trip + c.latency
+        if c.boost_hz:
+            fixed, per_split = FLASH_COMBINE_INSTRUCTIONS
+            t_chain += (fixed + per_split * split) * DEPENDENT_ISSUE_CLK / c.boost_hz
         out.append(
             KernelEstimate(
                 name=f"{k.name} combine",
@@ -626,6 +663,15 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
             )
         )
     return out
+
+
+def _flash_block_n(head_dim: int, split: bool) -> int:
+    """Keys per K/V tile (n in Flash_fwd_kernel_traits<d, m, n, 4>, PyTorch's sm90 choices, read
+    off the kernel names in validation/expected/h100/kernels/flash-ncu.csv): the split-KV
+    kernel's (m = 64) or the forward kernel's (m = 128)."""
+    if split:
+        return 256 if head_dim <= 64 else 128 if head_dim <= 128 else 64
+    return 128 if head_dim <= 64 else 64
 
 
 def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: int, bps: int, heads: int) -> float:
