@@ -565,12 +565,12 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         blocks = k.batch * kv_heads * mblocks
         block_n = _flash_block_n(k.head_dim, split=True)
         split = _flash_splits(blocks, bps * c.sms, math.ceil(k.kv_seq / block_n))
-        rows = FLASH_DECODE_BLOCK_M
+        block_m = FLASH_DECODE_BLOCK_M
         if split == 1:
             # unsplit, FA-2 runs its forward kernel, whose blocks hold 128 query rows
             # (flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>, kernel-shapes.json)
-            rows = FLASH_BLOCK_Q
-            mblocks = math.ceil(group / rows)
+            block_m = FLASH_BLOCK_Q
+            mblocks = math.ceil(group / block_m)
             blocks = k.batch * kv_heads * mblocks
     else:
         mblocks = math.ceil(k.seq / FLASH_BLOCK_Q)
@@ -583,7 +583,7 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     if decode:
         # the query heads of a KV head fill (and are padded to) the block's rows: the padded
         # rows are computed too
-        scores = float(k.batch * kv_heads * mblocks * rows * k.kv_seq)
+        scores = float(k.batch * kv_heads * mblocks * block_m * k.kv_seq)
         longest = scores / max(units, 1)
     elif k.causal:
         offset = k.kv_seq - k.seq
