@@ -561,17 +561,14 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     decode = k.seq == 1
     if decode:
         group = k.heads // kv_heads
-        mblocks = math.ceil(group / FLASH_DECODE_BLOCK_M)
-        blocks = k.batch * kv_heads * mblocks
+        split_blocks = k.batch * kv_heads * math.ceil(group / FLASH_DECODE_BLOCK_M)
         block_n = _flash_block_n(k.head_dim, split=True)
-        split = _flash_splits(blocks, bps * c.sms, math.ceil(k.kv_seq / block_n))
-        block_m = FLASH_DECODE_BLOCK_M
-        if split == 1:
-            # unsplit, FA-2 runs its forward kernel, whose blocks hold 128 query rows
-            # (flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>, kernel-shapes.json)
-            block_m = FLASH_BLOCK_Q
-            mblocks = math.ceil(group / block_m)
-            blocks = k.batch * kv_heads * mblocks
+        split = _flash_splits(split_blocks, bps * c.sms, math.ceil(k.kv_seq / block_n))
+        # unsplit, FA-2 runs its forward kernel, whose blocks hold 128 query rows
+        # (flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>, kernel-shapes.json)
+        block_m = FLASH_DECODE_BLOCK_M if split > 1 else FLASH_BLOCK_Q
+        mblocks = math.ceil(group / block_m)
+        blocks = k.batch * kv_heads * mblocks
     else:
         mblocks = math.ceil(k.seq / FLASH_BLOCK_Q)
         blocks = k.batch * k.heads * mblocks

@@ -71,12 +71,8 @@ def profiled_reps(fn, before, n: int) -> list[list[dict]]:
 
 def summarise(reps: list[list[dict]]) -> list[dict]:
     """Per kernel position: name, grid, median duration and median gap."""
-    if not reps:
-        return []
-    width = statistics.mode(len(r) for r in reps)
-    reps = [r for r in reps if len(r) == width]
     out = []
-    for i in range(width):
+    for i in range(len(reps[0]) if reps else 0):
         col = [r[i] for r in reps]
         gaps = [k["gap_s"] for k in col if k["gap_s"] is not None]
         out.append({"name": col[0]["name"], "grid": col[0]["grid"],
