@@ -529,36 +529,55 @@ def test_nccl_message_sizes() -> None:
 # ------------------------------------------------------------------ the host path against fakes
 
 
-FAKE_EXE = r"""
-import json, os, sys
-args = sys.argv[1:]
-data = json.load(open(os.environ["FAKE_PROBE_DATA"]))
-dev = data["device"]
-def out(obj):
-    print(json.dumps({"device": dev, **obj}))
-    sys.exit(0)
-if "--dtype" in args:
-    dt = args[args.index("--dtype") + 1]
-    sys.stderr.write(f"@progress {dt} wgmma variant 1 of 6\n")
-    out({"ceilings": [c for c in data["ceilings"] if c["name"] == dt + "_wgmma"], "variants": []})
-section = args[args.index("--section") + 1]
-sys.stderr.write(f"@progress {section}: working\n")
-if os.environ.get("FAKE_FAIL_SECTION") == section:
-    sys.stderr.write("CUDA error cudaErrorIllegalAddress at probe.cu:123: an illegal memory access\n")
-    sys.exit(3)
-pick = {
-    "memory": lambda c: c["name"].startswith(("dram_", "l2_")),
-    "fma": lambda c: c["name"].endswith("_fma"),
-    "mma": lambda c: c["name"].endswith("_mma_sync"),
-    "floors": lambda c: c["name"] == "launch_overhead",
-}
-obj = {}
-if section in pick:
-    obj["ceilings"] = [c for c in data["ceilings"] if pick[section](c)]
-key = {"floors": "floors", "per_sm": "per_sm", "latency": "latency", "residency": "occupancy", "ops": "ops"}.get(section)
-if key:
-    obj[key] = data[key]
-out(obj)
+def fake_answers(data: dict[str, Any], into: Path) -> None:
+    """What each probe binary prints, written once per test: the stand-in binaries are shell
+    scripts that print these files (a Python process per section would cost more than the test)."""
+    into.mkdir()
+    dev = data["device"]
+
+    def put(name: str, obj: dict[str, Any]) -> None:
+        (into / name).write_text(json.dumps({"device": dev, **obj}) + "\n")
+
+    for c in data["ceilings"]:
+        if c["name"].endswith("_wgmma"):
+            put(f"dtype-{c['name'][: -len('_wgmma')]}.json", {"ceilings": [c], "variants": []})
+    pick = {
+        "memory": lambda c: c["name"].startswith(("dram_", "l2_")),
+        "fma": lambda c: c["name"].endswith("_fma"),
+        "mma": lambda c: c["name"].endswith("_mma_sync"),
+        "floors": lambda c: c["name"] == "launch_overhead",
+    }
+    keys = {"floors": "floors", "per_sm": "per_sm", "latency": "latency", "residency": "occupancy", "ops": "ops"}
+    for section in set(pick) | set(keys):
+        obj: dict[str, Any] = {}
+        if section in pick:
+            obj["ceilings"] = [c for c in data["ceilings"] if pick[section](c)]
+        if section in keys:
+            obj[keys[section]] = data[keys[section]]
+        put(f"section-{section}.json", obj)
+    put("section-other.json", {})
+
+
+FAKE_EXE = r"""#!/bin/sh
+# a probe binary: --section NAME or --dtype DT; prints the answer written for it
+prev=''; sec=''; dt=''
+for a in "$@"; do
+  [ "$prev" = --section ] && sec="$a"
+  [ "$prev" = --dtype ] && dt="$a"
+  prev="$a"
+done
+if [ -n "$dt" ]; then
+  echo "@progress $dt wgmma variant 1 of 6" >&2
+  exec cat "$FAKE_PROBE_ANSWERS/dtype-$dt.json"
+fi
+echo "@progress $sec: working" >&2
+if [ "${FAKE_FAIL_SECTION:-}" = "$sec" ]; then
+  echo "CUDA error cudaErrorIllegalAddress at probe.cu:123: an illegal memory access" >&2
+  exit 3
+fi
+f="$FAKE_PROBE_ANSWERS/section-$sec.json"
+[ -f "$f" ] || f="$FAKE_PROBE_ANSWERS/section-other.json"
+exec cat "$f"
 """
 
 
@@ -567,9 +586,8 @@ def fake_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """nvidia-smi, nvcc and the probe binaries it 'builds', all fakes serving synthetic_raw()."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    raw = synthetic_raw()
-    (tmp_path / "data.json").write_text(json.dumps(raw))
-    (tmp_path / "fake_exe.py").write_text(f"#!{sys.executable}\n" + FAKE_EXE)
+    fake_answers(synthetic_raw(), tmp_path / "answers")
+    (tmp_path / "fake_exe.py").write_text(FAKE_EXE)
     scripts = {
         "nvidia-smi": "#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159.04'\n",
         "nvcc": (
@@ -584,7 +602,7 @@ def fake_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ROOFCALC_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("FAKE_PROBE_DATA", str(tmp_path / "data.json"))
+    monkeypatch.setenv("FAKE_PROBE_ANSWERS", str(tmp_path / "answers"))
     monkeypatch.setitem(sys.modules, "torch", None)  # no PyTorch: its parts are skipped, the rest runs
     return tmp_path
 
