@@ -781,7 +781,10 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     def queued(e: KernelEstimate) -> float:
         """A kernel queued on a stream the GPU is busy with: at least a small kernel's cost."""
         if c.queued_floor:
-            return max(c.graph_floor + e.seconds, c.queued_floor)
+            # the gap before a queued kernel is the queued small kernel less its own body
+            # (a small PyTorch kernel's graph node less the graph floor)
+            gap = c.queued_floor - max(c.torch_node - c.graph_floor, 0.0) if c.torch_node else c.graph_floor
+            return max(gap + e.seconds, c.queued_floor)
         return e.seconds + c.stream_floor
 
     def launched(e: KernelEstimate) -> float:
