@@ -133,6 +133,7 @@ class Kernel:
     dram_bytes: float = 0.0
     reread_bytes: float = 0.0
     footprint_bytes: float = 0.0
+    prior_bytes: float = 0.0  # reads of what the kernel before just wrote
     flops: float = 0.0
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     in_order: bool = False  # a thread's items one after another: issue and memory add
@@ -280,6 +281,16 @@ def _occupancy(hw: Hardware, k: Kernel) -> int:
     return max(bps, 1)
 
 
+def _prior_time(c: Card, k: Kernel, traffic: float, dram_bw: float, l2_rate: float) -> float | None:
+    """The memory time of a kernel whose input the kernel before it has just written
+    (prior_bytes), where that tensor fits the L2 share re-reads can count on: those reads hit
+    the L2, the rest of its traffic streams from DRAM beside them, and the L2 carries both.
+    None where the kernel declares no such input or it does not fit."""
+    if not k.prior_bytes or k.prior_bytes > c.l2_bytes or not c.l2_bw:
+        return None
+    return max((traffic - min(k.prior_bytes, traffic)) / dram_bw, traffic / min(c.l2_bw, l2_rate))
+
+
 def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     """A memory or elementwise/reduction kernel. Bandwidth follows Little's law: what each SM
     keeps in flight (resident blocks x threads x bytes per thread) over the memory latency,
@@ -296,12 +307,16 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     bw = min(streaming, active * sm_bw)
     t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
     reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
+    l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency) if c.l2_latency else sm_bw
+    prior = _prior_time(c, k, k.dram_bytes, bw, active * l2_sm)
+    if prior is not None:
+        t_mem = prior
+        reason += "; its input, just written by the kernel before, is read from L2"
     if k.reread_bytes:
         working = min(grid, bps * c.sms) * k.footprint_bytes
         if working <= c.l2_bytes:
             # the L2 serves the re-reads of some blocks while DRAM streams the first reads of
             # others: the two overlap, and the L2 carries both
-            l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency) if c.l2_latency else sm_bw
             t_mem = max(t_mem, (k.dram_bytes + k.reread_bytes) / min(c.l2_bw, active * l2_sm))
             reason += "; re-reads hit L2"
         else:
@@ -440,6 +455,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         bw = min(card_bw, active * c.per_sm_bw)
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         t_mem = io / bw
+        prior = _prior_time(c, k, io, bw, active * c.per_sm_bw * c.l2_bw / c.dram_bw)
+        if prior is not None:
+            t_mem = prior
         # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
         # brings them), then the store of the results, after the first operands arrived
         t_steps = math.ceil(k_split / bk) / stages * c.latency
@@ -464,6 +482,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
             best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
     assert best is not None
     t, t_red, why, units, split, bound = best
+    if k.prior_bytes and k.prior_bytes <= c.l2_bytes:
+        why += "; its input, just written by the kernel before, is read from L2"
     if word:
         why += "; leading dimensions in multiples of 4 bytes, not 16: no TMA, two elements per load"
     elif not aligned:

@@ -115,7 +115,16 @@ KERNEL_COUNTS = (
     "ranks",
     "warps",
 )
-KERNEL_AMOUNTS = ("dram_bytes", "write_bytes", "sfu_ops", "instructions", "reread_bytes", "footprint_bytes", "flops")
+KERNEL_AMOUNTS = (
+    "dram_bytes",
+    "write_bytes",
+    "sfu_ops",
+    "instructions",
+    "reread_bytes",
+    "footprint_bytes",
+    "prior_bytes",
+    "flops",
+)
 KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal")
 
 
@@ -148,6 +157,9 @@ class KernelDef(_Strict):
     warps: str | int = 0
     reread_bytes: str | int = 0
     footprint_bytes: str | int = 0
+    # the part of its reads (dram_bytes; a GEMM's operands) that the kernel before it has just
+    # written: served by the L2 when that tensor fits the L2 share re-reads can count on
+    prior_bytes: str | int = 0
     flops: str | int = 0
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     # each thread does its items one after another (offsets, load, store, next), as PyTorch's

@@ -5,6 +5,7 @@ kernel shapes under validation/expected/)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,35 @@ def test_masked_fill_matches_its_committed_profile(card: str) -> None:
             assert 0.8 <= ratio <= 1.2, (case["label"], name, ratio)
         checked += 1
     assert checked >= 3
+
+
+@pytest.mark.parametrize(("heads", "in_l2"), [(8, True), (16, False)])
+def test_naive_attention_reads_the_scores_it_just_wrote_from_l2(heads: int, in_l2: bool) -> None:
+    # S * scale right after S = Q K^T, bf16, seq 1024: S is heads x 2 MiB. 16.8 MB fit the
+    # H100's L2 share (50 MiB over 2 partitions), 33.6 MB do not.
+    from roofcalc.expected import card, mixed_bandwidth
+
+    hw = load_hardware("h100")
+    c = card(hw)
+    s = heads * 1024 * 1024 * 2
+    r = roofcalc.analyze(
+        "attention", "h100", batch=1, heads=heads, kv_heads=heads, seq=1024, head_dim=128, impl="naive"
+    )
+    scale = kernel(r, "scale")
+    assert (s <= c.l2_bytes) == in_l2
+    # 1024 elements per block of 128 threads: 16 blocks per SM (2048 threads), every SM busy
+    grid = heads * 1024
+    resident = 16
+    in_flight = resident * 128 * 16
+    sm_bw = min(c.per_sm_bw, in_flight / c.loaded_latency)
+    dram = min(mixed_bandwidth(c, 2 * s, s), c.sms * c.per_sm_bw, c.sms * sm_bw)
+    if in_l2:  # S's reads hit the L2; the write streams to DRAM beside them; the L2 carries both
+        l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency)
+        t_mem = max(s / dram, 2 * s / min(c.l2_bw, c.sms * l2_sm))
+    else:
+        t_mem = 2 * s / dram
+    t_comp = 0.17 * heads * 1024 * 1024 / (4 * c.boost_hz * c.sms)  # issue slots (ops/attention.yaml)
+    t_lat = math.ceil(grid / (resident * c.sms)) * 2 * c.latency
+    want = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / resident
+    assert scale.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
+    assert ("read from L2" in scale.reason) == in_l2  # type: ignore[attr-defined]
