@@ -171,6 +171,7 @@ class Card:
     dram_bw: float  # achievable streaming read bandwidth (B/s)
     copy_bw: float  # achievable when a kernel reads and writes as much (B/s)
     skinny_bw: float  # what a skinny GEMM streams its weights at (B/s)
+    unaligned_gemv_bw: float  # what cuBLAS's gemv kernels stream a 16-bit matrix at (B/s; else skinny_bw)
     gemm_floor: float  # a library GEMM kernel's fixed cost over an empty kernel (s)
     queued_floor: float  # a small PyTorch kernel queued on a busy stream (s)
     torch_node: float  # a small PyTorch kernel as a CUDA-graph node (s)
@@ -193,6 +194,12 @@ class Card:
     boost_hz: float  # the SM clock of issue-bound (non-tensor) work
     calibrated: bool
     missing: tuple[str, ...]
+
+
+def _optional(f: object) -> float | None:
+    """A figure the model can do without (no 'missing' note): its value, or None."""
+    value = getattr(f, "value", None)
+    return float(value) if value is not None else None
 
 
 def card(hw: Hardware) -> Card:
@@ -219,12 +226,15 @@ def card(hw: Hardware) -> Card:
     clock = fig("sustained_sm_clock_mhz") or (float(hw.clocks.boost_mhz.value) if hw.clocks.boost_mhz else 0.0)
     fp32 = hw.cuda_core_flops_per_s.get("fp32") or hw.peak_flops_per_s.get("fp32")
     boost = float(hw.clocks.boost_mhz.value) * 1e6 if hw.clocks.boost_mhz else 0.0
+    skinny_bw = dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0)
+    gemv_frac = _optional(e.unaligned_gemv_bandwidth_fraction)
     lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
     return Card(
         sms=sms,
         dram_bw=dram_bw,
         copy_bw=copy_bw,
-        skinny_bw=dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0),
+        skinny_bw=skinny_bw,
+        unaligned_gemv_bw=dram_bw * gemv_frac if gemv_frac else skinny_bw,
         gemm_floor=fig("gemm_kernel_floor_s"),
         queued_floor=fig("queued_kernel_floor_s"),
         torch_node=fig("torch_graph_node_s"),
@@ -395,10 +405,17 @@ def ld_alignment(n: int, k: int, dtype_bytes: float) -> int:
 def gemm_aligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     """Row-major A (m x k), B (k x n), C (m x n): TMA needs the leading dimensions (k, n) in
     multiples of 16 bytes; m only sets how many rows there are. A matrix-vector product
-    (n = 1) is no tiled GEMM: cuBLAS streams the matrix with loads coalesced across each
-    warp, at full speed whatever its leading dimension (odd-sized bf16 GEMVs measured at
-    2.3 to 2.8 TB/s on H100: validation/expected/h100/ops-rand*.json)."""
+    (n = 1) is no tiled GEMM: it streams the matrix whatever its leading dimension (see
+    gemv_unaligned for the rate)."""
     return n == 1 or ld_alignment(n, k, dtype_bytes) == 16
+
+
+def gemv_unaligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
+    """A 16-bit matrix-vector product (n = 1) whose m or k is not a multiple of 16 bytes: cuBLAS
+    leaves its GEMM kernels for its gemv kernels (gemv2T, gemvx; kernel shapes in
+    validation/expected/h200/kernels/kshapes-gemv-seed*.json)."""
+    step = max(1, int(16 // dtype_bytes))
+    return n == 1 and dtype_bytes <= 2 and (m % step != 0 or k % step != 0)
 
 
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
@@ -452,6 +469,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         active = min(c.sms, units)
         # few rows (or columns): the kernel streams the other operand, as decode's projections do
         card_bw = c.skinny_bw if min(k.m, k.n) <= SKINNY_ROWS else c.dram_bw
+        if gemv_unaligned(k.m, k.n, k.k, dtype_bytes):
+            card_bw = c.unaligned_gemv_bw
         bw = min(card_bw, active * c.per_sm_bw)
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         t_mem = io / bw
@@ -484,6 +503,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     t, t_red, why, units, split, bound = best
     if k.prior_bytes and k.prior_bytes <= c.l2_bytes:
         why += "; its input, just written by the kernel before, is read from L2"
+    if gemv_unaligned(k.m, k.n, k.k, dtype_bytes) and c.unaligned_gemv_bw != c.skinny_bw:
+        why += f"; m or k not a multiple of 16 bytes: cuBLAS's gemv kernels, {c.unaligned_gemv_bw / 1e12:.2f} TB/s"
     if word:
         why += "; leading dimensions in multiples of 4 bytes, not 16: no TMA, two elements per load"
     elif not aligned:

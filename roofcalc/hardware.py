@@ -368,6 +368,10 @@ class Expected(_Strict):
     # a skinny GEMM (few rows: decode's projections) streams its weights at this fraction of
     # the streaming-read bandwidth (probe: bf16 16 x 8192 x 8192 through cuBLAS)
     skinny_gemm_bandwidth_fraction: PositiveFigure | None = None
+    # a 16-bit matrix-vector product whose m or k is not a multiple of 16 bytes runs cuBLAS's
+    # gemv kernels (gemv2T, gemvx), which stream A at this fraction of the streaming-read
+    # bandwidth (probe: torch.mv bf16 16384 x 16383, 16383 x 16384 and 12289 x 12287)
+    unaligned_gemv_bandwidth_fraction: PositiveFigure | None = None
     # the fixed cost of a library GEMM kernel over an empty kernel: launch of its blocks, the
     # first operands' arrival, the epilogue's stores (probe: a one-tile bf16 GEMM per node of a
     # CUDA graph, less graph_floor_s)

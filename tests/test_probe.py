@@ -254,6 +254,18 @@ def _gemm_rows() -> list[dict[str, Any]]:
         g("odd (not multiples of 8)", "bf16", 6143, 6145, 6147, 130e12),
         g("small", "bf16", 512, 512, 512, 9e12),
         g("skinny", "bf16", 16, 8192, 8192, 60e12),
+        # torch.mv: A streamed once, 2 bytes an element (aligned; k odd; m odd)
+        g("gemv", "bf16", 16384, 1, 16384, 2 * 16384 * 16384 / (2 * 16384 * 16384 / 3.0e12), impl="torch.mv (cuBLAS)"),
+        g("gemv, k not a multiple of 8", "bf16", 16384, 1, 16383, 2 * 16384 * 16383 / (2 * 16384 * 16383 / 2.4e12)),
+        g("gemv, m not a multiple of 8", "bf16", 16383, 1, 16384, 2 * 16383 * 16384 / (2 * 16383 * 16384 / 2.2e12)),
+        g(
+            "gemv, m and k not multiples of 8",
+            "bf16",
+            12289,
+            1,
+            12287,
+            2 * 12289 * 12287 / (2 * 12289 * 12287 / 2.3e12),
+        ),
         g("m not a multiple of 16", "fp8", 8191, 8192, 8192, 1.2e15),
         {
             "label": "k not a multiple of 16",
@@ -384,6 +396,17 @@ def test_peaks_are_the_best_instruction_and_fractions_are_cublas_over_it(synthet
         assert got["mma_sync_fraction"]["bf16"]["value"] == pytest.approx(ceil["bf16_mma_sync"] / cal.peak("bf16"))
     if "l2_bandwidth_bytes_per_s" in Expected.model_fields:
         assert got["l2_bandwidth_bytes_per_s"]["value"] == ceil["l2_read"]
+    # the gemv rows stream 2 bytes an element of A (and x, y) in (time - graph floor); the three
+    # misaligned ones give the figure, their median over the streaming-read ceiling (each
+    # row's time is the upper middle of its ten samples, spread +-2%: the probe's median)
+    floor = got["graph_floor_s"]["value"]
+    rates = []
+    for m, k, bw in ((16384, 16383, 2.4e12), (16383, 16384, 2.2e12), (12289, 12287, 2.3e12)):
+        t = 2 * m * k / bw * (1 - 0.02 + 0.04 * 5 / 9)
+        rates.append((m * k + m + k) * 2 / (t - floor))
+    want = sorted(rates)[1] / ceil["dram_read"]
+    assert got["unaligned_gemv_bandwidth_fraction"]["value"] == pytest.approx(want, rel=1e-9)
+    assert "16384x16383" in got["unaligned_gemv_bandwidth_fraction"]["note"]
     notes = " ".join(report.notes)
     assert "bf16_wgmma ran at an effective SM clock of 1755 MHz" in notes
     assert "wgmma.mma_async" in notes and "each peak is the best of them" in notes

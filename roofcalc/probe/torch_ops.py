@@ -342,6 +342,13 @@ GEMM_SHAPES: list[tuple[str, str, int, int, int]] = [
     # one 128x128 tile, one k-block: the fixed cost of a library GEMM kernel (timed per GEMM in
     # a CUDA graph of GRAPH_GEMMS of them, so the launch and event floors are out)
     ("one tile in a graph", "bf16", 128, 128, 128),
+    # torch.mv, y = A x with A m x k (n = 1): aligned, cuBLASLt streams A with its GEMM kernels;
+    # with m or k not a multiple of 8, cuBLAS's gemv2T/gemvx kernels take it
+    # (validation/expected/h200/kernels/kshapes-gemv-seed*.json)
+    ("gemv", "bf16", 16384, 1, 16384),
+    ("gemv, k not a multiple of 8", "bf16", 16384, 1, 16383),
+    ("gemv, m not a multiple of 8", "bf16", 16383, 1, 16384),
+    ("gemv, m and k not multiples of 8", "bf16", 12289, 1, 12287),
     ("mid-size", "bf16", 3072, 3072, 3072),
     ("mid-size", "bf16", 2304, 2304, 8192),
     ("m not a multiple of 16", "fp8", 8191, 8192, 8192),
@@ -428,6 +435,16 @@ def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
                 ok, check = err < 3e-2, f"rel. error {err:.1e} vs float64 on {rows} rows (limit 3e-2)"
                 rec["impl"] = "torch.nn.functional.linear (cuBLAS, x @ W^T)"
                 del a, w, c
+            elif label.startswith("gemv"):
+                a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+                x = torch.randn(k, device="cuda", dtype=torch.bfloat16)
+                times = _sample_times(torch, functools.partial(torch.mv, a, x), reps, busy=True)
+                y = torch.mv(a, x)
+                rows = min(32, m)
+                err = _rel_err(torch, y[:rows], a[:rows].double() @ x.double())
+                ok, check = err < 3e-2, f"rel. error {err:.1e} vs float64 on {rows} rows (limit 3e-2)"
+                rec["impl"] = "torch.mv (cuBLAS)"
+                del a, x, y
             elif label == "one tile in a graph":
                 times, ok, check = _graph_gemm(torch, m, n, k, reps)
                 rec["impl"] = f"torch.mm into one output, {GRAPH_GEMMS} per CUDA graph; time per GEMM"

@@ -3,7 +3,8 @@ the GPU out of the way: each call runs N times in a loop on tiny tensors (the GP
 every kernel long before the host issues the next), timed by the wall clock, one sync at the
 end. The kinds are those an eager Llama layer issues (validation/bench/llm_bench.py):
 elementwise ops and casts, reductions, views, slices, cat, F.linear (cuBLAS), index_put_ at
-a tensor position, scaled_dot_product_attention.
+a tensor position, scaled_dot_product_attention; and torch.compile'd functions (the fixed cost
+of entering a compiled region beside the launches inside it).
 
     python validation/bench/host_calls.py --out host-calls.json
 """
@@ -73,6 +74,16 @@ def main() -> int:
         "sdpa(q, kc, vc, enable_gqa)": lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True),
         "F.embedding": lambda: F.embedding(pos, lw),
     }
+    # torch.compile'd functions (Inductor): the fixed cost of entering a compiled region
+    # (guards, the runtime wrappers) beside the launches inside it
+    one = torch.compile(lambda t: t * 2 + 1, dynamic=False)
+    norm = torch.compile(lambda t, r, g: (((t + r).float() * torch.rsqrt((t + r).float().pow(2).mean(-1, keepdim=True)
+                                                                         + 1e-6)).to(t.dtype) * g, t + r),
+                         dynamic=False)
+    mm = torch.compile(lambda t, w: F.silu(F.linear(t, w)) * F.linear(t, w), dynamic=False)
+    calls["compiled t * 2 + 1 (1 kernel)"] = lambda: one(x)
+    calls["compiled residual + RMSNorm"] = lambda: norm(x, x, w)
+    calls["compiled silu(x W) * (x W) (2 GEMMs + 1)"] = lambda: mm(x, lw)
     with torch.no_grad():
         for fn in calls.values():
             for _ in range(20):

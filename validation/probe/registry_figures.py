@@ -32,6 +32,7 @@ ABSOLUTE = (
     "sustained_sm_clock_mhz",
     "sms_to_saturate_read",
     "skinny_gemm_bandwidth_fraction",
+    "unaligned_gemv_bandwidth_fraction",
     "gemm_kernel_floor_s",
     "l2_dirty_writeback_fraction",
     "allreduce_latency_s",
