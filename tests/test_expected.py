@@ -157,8 +157,10 @@ def test_without_a_word_aligned_figure_the_unaligned_rate_serves(tmp_path: Path)
 
 def test_a_gemv_streams_whatever_its_leading_dimension() -> None:
     # k = 4053 (odd): a matrix-vector product is no tiled GEMM, so it keeps the streaming path
+    # (at cuBLAS's gemv kernels' rate), not the element-at-a-time GEMM path
     r = roofcalc.analyze("gemv", "h100", m=42179, n=4053)
-    assert "not a multiple" not in " ".join(k.reason for k in r.expected_kernels)
+    reasons = " ".join(k.reason for k in r.expected_kernels)
+    assert "no TMA fast path" not in reasons and "gemv kernels" in reasons
     assert r.expected_s is not None and r.expected_s < 2 * r.predicted_s
 
 
@@ -343,3 +345,17 @@ def test_naive_attention_reads_the_scores_it_just_wrote_from_l2(heads: int, in_l
     want = max(t_mem, t_comp, t_lat) + min(t_mem, t_comp) / resident
     assert scale.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
     assert ("read from L2" in scale.reason) == in_l2  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("m", "n", "unaligned"), [(16384, 16384, False), (16384, 16383, True), (16383, 16384, True)])
+def test_a_16bit_gemv_off_16_bytes_streams_at_the_probes_gemv_rate(m: int, n: int, unaligned: bool) -> None:
+    # torch.mv bf16: A (m x n) is streamed once beside x and y; aligned, at the skinny GEMM
+    # rate (cuBLASLt's GEMM kernels); with m or n not a multiple of 8 elements, at the rate the
+    # probe measured for cuBLAS's gemv kernels. Both are fractions of the read ceiling.
+    hw = load_hardware("h200")
+    read = hw.bandwidth * fig("h200", "dram_read_fraction")
+    frac = fig("h200", "unaligned_gemv_bandwidth_fraction" if unaligned else "skinny_gemm_bandwidth_fraction")
+    g = kernel(roofcalc.analyze("gemv", "h200", m=m, n=n), "gemv_as_gemm")
+    moved = (m * n + n + m) * 2
+    assert g.seconds == pytest.approx(fig("h200", "gemm_kernel_floor_s") + moved / (read * frac), rel=1e-9)  # type: ignore[attr-defined]
+    assert ("gemv kernels" in g.reason) == unaligned  # type: ignore[attr-defined]
