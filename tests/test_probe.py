@@ -718,15 +718,20 @@ def test_run_section_timeout_and_garbage(tmp_path: Path) -> None:
 
 def test_interconnect_children_and_their_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """torch.distributed.run is a child process given the environment unchanged; what it wrote is kept."""
-    doc = _interconnect()["nccl"]
+    doc = dict(_interconnect()["nccl"], env={"NCCL_NVLS_ENABLE": "@NVLS@"})
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    # a shell script (a Python one can take longer to start than the hang test's 1 s on a busy
+    # machine): checks its arguments, writes the record with the environment it was given
     fake = tmp_path / "python"
     fake.write_text(
-        f"#!{sys.executable}\nimport json, os, sys, time\n"
-        "a = sys.argv[1:]\nassert a[:3] == ['-m', 'torch.distributed.run', '--standalone'], a\n"
-        "assert a[3] == '--nproc-per-node=2' and a[4].endswith('nccl_bench.py'), a\n"
-        f"doc = {doc!r}\ndoc['env'] = {{'NCCL_NVLS_ENABLE': os.environ.get('NCCL_NVLS_ENABLE')}}\n"
-        "json.dump(doc, open(a[a.index('--out') + 1], 'w'))\nprint('worker log line')\n"
-        "if os.environ.get('FAKE_HANG'): time.sleep(30)\n"
+        "#!/bin/sh\n"
+        '[ "$1 $2 $3 $4" = "-m torch.distributed.run --standalone --nproc-per-node=2" ] || exit 9\n'
+        'case "$5" in *nccl_bench.py) ;; *) exit 9 ;; esac\n'
+        'out=""; prev=""; for a in "$@"; do [ "$prev" = --out ] && out="$a"; prev="$a"; done\n'
+        f'sed "s/@NVLS@/$NCCL_NVLS_ENABLE/" {tmp_path / "doc.json"} > "$out"\n'
+        "echo 'worker log line'\n"
+        '[ -n "${FAKE_HANG:-}" ] && sleep 30\n'
+        "exit 0\n"
     )
     fake.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(fake))
