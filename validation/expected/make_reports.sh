@@ -18,6 +18,7 @@ for card in h100 h200; do
   done
 done
 report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2
+report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
 # one line per report: median, share in band, outside [0.5, 2]
 python3 - <<'PY' > summary.txt
 import glob, json
