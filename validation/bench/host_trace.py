@@ -16,11 +16,9 @@ TP=2:        torchrun --nproc-per-node 2 validation/bench/host_trace.py --out ho
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -54,21 +52,8 @@ def union_busy(intervals: list[tuple[float, float]]) -> float:
 
 
 def profile_step(step: Any, d: llm_bench.Dist) -> dict[str, Any]:
-    from torch.profiler import ProfilerActivity, profile
-
     d.barrier()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
-        d.sync()
-    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as f:
-        path = f.name
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            trace = json.load(f)
-    finally:
-        os.unlink(path)
-    evs = trace.get("traceEvents", [])
+    evs = benchlib.profiled_events(step, ("kernel", "cpu_op", "user_annotation", "cuda_runtime"))
     kern = [e for e in evs if e.get("cat") == "kernel"]
     iv = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in kern]
     names: dict[str, list[float]] = {}
