@@ -196,12 +196,6 @@ class Card:
     missing: tuple[str, ...]
 
 
-def _optional(f: object) -> float | None:
-    """A figure the model can do without (no 'missing' note): its value, or None."""
-    value = getattr(f, "value", None)
-    return float(value) if value is not None else None
-
-
 def card(hw: Hardware) -> Card:
     e = hw.expected
     missing: list[str] = []
@@ -227,7 +221,8 @@ def card(hw: Hardware) -> Card:
     fp32 = hw.cuda_core_flops_per_s.get("fp32") or hw.peak_flops_per_s.get("fp32")
     boost = float(hw.clocks.boost_mhz.value) * 1e6 if hw.clocks.boost_mhz else 0.0
     skinny_bw = dram_bw * (fig("skinny_gemm_bandwidth_fraction") or 1.0)
-    gemv_frac = _optional(e.unaligned_gemv_bandwidth_fraction)
+    # optional: without it, such GEMVs stream like the other skinny products
+    gemv_frac = float(e.unaligned_gemv_bandwidth_fraction.value) if e.unaligned_gemv_bandwidth_fraction else 0.0
     lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
     return Card(
         sms=sms,
@@ -291,12 +286,17 @@ def _occupancy(hw: Hardware, k: Kernel) -> int:
     return max(bps, 1)
 
 
+def _prior_in_l2(c: Card, k: Kernel) -> bool:
+    """The kernel reads a tensor the kernel before it has just written (prior_bytes), and that
+    tensor fits the L2 share re-reads can count on."""
+    return bool(k.prior_bytes) and k.prior_bytes <= c.l2_bytes and bool(c.l2_bw)
+
+
 def _prior_time(c: Card, k: Kernel, traffic: float, dram_bw: float, l2_rate: float) -> float | None:
-    """The memory time of a kernel whose input the kernel before it has just written
-    (prior_bytes), where that tensor fits the L2 share re-reads can count on: those reads hit
-    the L2, the rest of its traffic streams from DRAM beside them, and the L2 carries both.
-    None where the kernel declares no such input or it does not fit."""
-    if not k.prior_bytes or k.prior_bytes > c.l2_bytes or not c.l2_bw:
+    """The memory time of a kernel whose prior_bytes are in the L2 (_prior_in_l2): those reads
+    hit the L2, the rest of its traffic streams from DRAM beside them, and the L2 carries both.
+    None otherwise."""
+    if not _prior_in_l2(c, k):
         return None
     return max((traffic - min(k.prior_bytes, traffic)) / dram_bw, traffic / min(c.l2_bw, l2_rate))
 
@@ -501,7 +501,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
             best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
     assert best is not None
     t, t_red, why, units, split, bound = best
-    if k.prior_bytes and k.prior_bytes <= c.l2_bytes:
+    if _prior_in_l2(c, k):
         why += "; its input, just written by the kernel before, is read from L2"
     if gemv_unaligned(k.m, k.n, k.k, dtype_bytes) and c.unaligned_gemv_bw != c.skinny_bw:
         why += f"; m or k not a multiple of 16 bytes: cuBLAS's gemv kernels, {c.unaligned_gemv_bw / 1e12:.2f} TB/s"

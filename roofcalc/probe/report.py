@@ -880,12 +880,11 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
                 "(time - graph floor) / dram_read",
             )
     tile = [r for r in rows if r.dtype == "bf16" and r.label == "one tile in a graph" and r.verified and r.median_s]
-    graph_floor = floor
-    if tile and graph_floor and (tile[0].median_s or 0.0) > float(graph_floor):
+    if tile and floor and (tile[0].median_s or 0.0) > float(floor):
         r = tile[0]
         put(
             "gemm_kernel_floor_s",
-            (r.median_s or 0.0) - float(graph_floor),
+            (r.median_s or 0.0) - float(floor),
             f"a bf16 {r.m}x{r.n}x{r.k} GEMM (one tile, one k-block) per node of a CUDA graph of "
             "them, less graph_floor_s (an empty kernel's node): a library GEMM kernel's fixed cost",
         )

@@ -407,7 +407,7 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
     out["ceilings"] = torch_ops.matmul_ceilings(torch, reps, skipped)
     if quick:
         return out, skipped
-    progress.phase("PyTorch: GEMM efficiency (odd, small, skinny, mid-size, fp8, fp32)")
+    progress.phase("PyTorch: GEMM efficiency (odd, small, skinny, GEMV, mid-size, fp8, fp32)")
     try:
         out["gemm"] = torch_ops.gemm_efficiency(torch, 10)
     except Exception as e:

@@ -410,7 +410,7 @@ def _graph_gemm(torch: Any, m: int, n: int, k: int, reps: int) -> tuple[list[flo
 
 
 def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
-    """GEMM shapes below the ceiling: odd, small, skinny, mid-size, fp8 unaligned, fp32 SGEMM.
+    """GEMM shapes below the ceiling: odd, small, skinny, GEMV, mid-size, fp8 unaligned, fp32 SGEMM.
 
     A shape the library refuses (fp8 with k not a multiple of 16) is recorded with its error.
     fp32 rows are checked against float64 tightly enough (1e-4) to prove TF32 was off.
