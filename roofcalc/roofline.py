@@ -440,6 +440,8 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
             vals[key] = max(0, math.ceil(_num(opdef, f"kernels.{i}.{key}", env)))
         for key in KERNEL_AMOUNTS:
             vals[key] = float(_num(opdef, f"kernels.{i}.{key}", env))
+            if vals[key] < 0:
+                raise DomainError(f"{opdef.source}: kernels.{i}.{key} came out negative for these parameters")
         vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
         if vals["threads"] < 1:
             raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")

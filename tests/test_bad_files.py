@@ -73,6 +73,7 @@ EXPECTED = {
     "op-lambda.yaml": (2, "flops: call of 'lambda: 1' is not allowed (allowed: min, max, ceil, floor, log2, sqrt)"),
     "op-missing-flops.yaml": (2, "flops: required field is missing"),
     "op-negative-bytes.yaml": (1, "a FLOP or byte formula came out negative for these parameters"),
+    "op-negative-kernel-bytes.yaml": (1, "kernels.0.prior_bytes came out negative for these parameters"),
     "op-no-byte-terms.yaml": (2, "bytes: Dictionary should have at least 1 item after validation, not 0"),
     "op-param-named-dtype.yaml": (2, "params: 'dtype' is implicit; set dtype_default instead"),
     "op-syntax-error.yaml": (2, "flops: syntax error in '2*(n': '(' was never closed"),
