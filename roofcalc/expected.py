@@ -286,19 +286,17 @@ def _occupancy(hw: Hardware, k: Kernel) -> int:
     return max(bps, 1)
 
 
-def _prior_in_l2(c: Card, k: Kernel) -> bool:
-    """The kernel reads a tensor the kernel before it has just written (prior_bytes), and that
-    tensor fits the L2 share re-reads can count on."""
-    return bool(k.prior_bytes) and k.prior_bytes <= c.l2_bytes and bool(c.l2_bw)
+def _prior_read(c: Card, k: Kernel, reads: float) -> float:
+    """The bytes of its reads that the kernel before it has just written (prior_bytes, at most
+    what the kernel reads), where that tensor fits the L2 share re-reads can count on; else 0."""
+    prior = min(k.prior_bytes, max(reads, 0.0))
+    return prior if 0 < prior <= c.l2_bytes and c.l2_bw else 0.0
 
 
-def _prior_time(c: Card, k: Kernel, traffic: float, dram_bw: float, l2_rate: float) -> float | None:
-    """The memory time of a kernel whose prior_bytes are in the L2 (_prior_in_l2): those reads
-    hit the L2, the rest of its traffic streams from DRAM beside them, and the L2 carries both.
-    None otherwise."""
-    if not _prior_in_l2(c, k):
-        return None
-    return max((traffic - min(k.prior_bytes, traffic)) / dram_bw, traffic / min(c.l2_bw, l2_rate))
+def _prior_time(c: Card, prior: float, traffic: float, dram_bw: float, l2_rate: float) -> float:
+    """The memory time of a kernel that reads ``prior`` bytes from the L2 (_prior_read): the
+    rest of its traffic streams from DRAM beside them, and the L2 carries all of it."""
+    return max((traffic - prior) / dram_bw, traffic / min(c.l2_bw, l2_rate))
 
 
 def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
@@ -318,9 +316,9 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
     reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
     l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency) if c.l2_latency else sm_bw
-    prior = _prior_time(c, k, k.dram_bytes, bw, active * l2_sm)
-    if prior is not None:
-        t_mem = prior
+    prior = _prior_read(c, k, k.dram_bytes - k.write_bytes)
+    if prior:
+        t_mem = _prior_time(c, prior, k.dram_bytes, bw, active * l2_sm)
         reason += "; its input, just written by the kernel before, is read from L2"
     if k.reread_bytes:
         working = min(grid, bps * c.sms) * k.footprint_bytes
@@ -415,7 +413,7 @@ def gemv_unaligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     leaves its GEMM kernels for its gemv kernels (gemv2T, gemvx; kernel shapes in
     validation/expected/h200/kernels/kshapes-gemv-seed*.json)."""
     step = max(1, int(16 // dtype_bytes))
-    return n == 1 and dtype_bytes <= 2 and (m % step != 0 or k % step != 0)
+    return n == 1 and dtype_bytes == 2 and (m % step != 0 or k % step != 0)
 
 
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
@@ -454,6 +452,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         unaligned_rate = tensor_rate(hw, "bf16", False) if "bf16" in hw.expected.unaligned_tensor_fraction else rate
     elems_per_s = unaligned_rate / c.sms * (big_m + big_n) / (2 * big_m * big_n)
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
+    # the operands it reads: the part the kernel before has just written may come from L2
+    prior = _prior_read(c, k, (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch)
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
     for tm, tn in GEMM_TILES[path]:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
@@ -474,9 +474,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         bw = min(card_bw, active * c.per_sm_bw)
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         t_mem = io / bw
-        prior = _prior_time(c, k, io, bw, active * c.per_sm_bw * c.l2_bw / c.dram_bw)
-        if prior is not None:
-            t_mem = prior
+        if prior:
+            t_mem = _prior_time(c, prior, io, bw, active * c.per_sm_bw * c.l2_bw / c.dram_bw)
         # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
         # brings them), then the store of the results, after the first operands arrived
         t_steps = math.ceil(k_split / bk) / stages * c.latency
@@ -501,7 +500,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
             best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
     assert best is not None
     t, t_red, why, units, split, bound = best
-    if _prior_in_l2(c, k):
+    if prior:
         why += "; its input, just written by the kernel before, is read from L2"
     if gemv_unaligned(k.m, k.n, k.k, dtype_bytes) and c.unaligned_gemv_bw != c.skinny_bw:
         why += f"; m or k not a multiple of 16 bytes: cuBLAS's gemv kernels, {c.unaligned_gemv_bw / 1e12:.2f} TB/s"

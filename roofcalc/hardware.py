@@ -394,6 +394,15 @@ class Expected(_Strict):
     allreduce_bus_bytes_per_s: PositiveFigure | None = None
     p2p_bytes_per_s: PositiveFigure | None = None
 
+    @field_validator("skinny_gemm_bandwidth_fraction", "unaligned_gemv_bandwidth_fraction")
+    @classmethod
+    def _of_the_read_ceiling(cls, v: PositiveFigure | None) -> PositiveFigure | None:
+        if v is not None and v.value > 1:
+            raise ValueError(
+                f"value must be at most 1, a fraction of the streaming-read bandwidth (got {_clip(v.value)})"
+            )
+        return v
+
     @field_validator("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction")
     @classmethod
     def _dtypes(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:

@@ -53,6 +53,11 @@ EXPECTED = {
     "hw-unknown-key.yaml": (2, "bandwith_tb_s: unknown key"),
     "hw-unknown-source.yaml": (2, "peak_flops_per_s.fp16: source 'nowhere' is not listed under sources"),
     "hw-zero-bandwidth.yaml": (2, "memory.bandwidth_bytes_per_s: value must be positive (got 0)"),
+    "hw-gemv-fraction-above-one.yaml": (
+        2,
+        "expected.unaligned_gemv_bandwidth_fraction: value must be at most 1, a fraction of the "
+        "streaming-read bandwidth (got 1.5)",
+    ),
     "op-attribute-access.yaml": (2, "flops: attribute access 'n.real' is not allowed"),
     "op-bad-dtype-default.yaml": (
         2,

@@ -359,3 +359,36 @@ def test_a_16bit_gemv_off_16_bytes_streams_at_the_probes_gemv_rate(m: int, n: in
     moved = (m * n + n + m) * 2
     assert g.seconds == pytest.approx(fig("h200", "gemm_kernel_floor_s") + moved / (read * frac), rel=1e-9)  # type: ignore[attr-defined]
     assert ("gemv kernels" in g.reason) == unaligned  # type: ignore[attr-defined]
+
+
+def test_prior_bytes_count_only_what_the_kernel_reads() -> None:
+    # a copy kernel of 2 MB read + 2 MB written on an H100: declaring more "just written"
+    # bytes than it reads changes nothing, and a kernel that only writes reads nothing from L2
+    from roofcalc.expected import Kernel, card, kernel_time
+
+    hw = load_hardware("h100")
+    c = card(hw)
+    n = 1 << 20
+
+    def copy(prior: float, dram: float = 4.0 * n, write: float = 2.0 * n) -> object:
+        k = Kernel(
+            name="copy",
+            model="stream",
+            help="",
+            dtype="bf16",
+            grid=n // 1024,
+            threads=128,
+            dram_bytes=dram,
+            write_bytes=write,
+            prior_bytes=prior,
+            passes=2,
+        )
+        return kernel_time(hw, c, k, 2)[0]
+
+    reads = copy(2.0 * n)
+    assert "read from L2" in reads.reason  # type: ignore[attr-defined]
+    assert copy(20.0 * n).seconds == reads.seconds  # type: ignore[attr-defined]
+    assert copy(2.0 * n).seconds < copy(0.0).seconds  # type: ignore[attr-defined]
+    only_writes = copy(2.0 * n, dram=2.0 * n, write=2.0 * n)
+    assert "L2" not in only_writes.reason  # type: ignore[attr-defined]
+    assert only_writes.seconds == copy(0.0, dram=2.0 * n, write=2.0 * n).seconds  # type: ignore[attr-defined]

@@ -893,3 +893,26 @@ def test_runner_build_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     exe = runner.Build(nvcc, "probe.cu", "probe-sm90", "arch=compute_90,code=sm_90", cache_dir=tmp_path).wait()
     assert re.match(r"probe-sm90-[0-9a-f]{16}$", exe.name) and exe.is_file()
     assert runner.build_probe(nvcc, "90", cache_dir=tmp_path) == exe  # cached: no second compile
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda raw: raw["torch"]["gemm"].append({"label": "gemv"}), "raw.torch.gemm[{i}] needs a label and a dtype"),
+        (
+            lambda raw: raw["torch"]["gemm"].append({"label": "gemv", "dtype": "bf16", "m": -5, "n": 1, "k": 8}),
+            "raw.torch.gemm[{i}].m must be a whole number of at least 1 (got -5)",
+        ),
+        (lambda raw: raw.update(ceilings=None), "raw.ceilings must be a list of rows, each with a name"),
+    ],
+)
+def test_a_saved_report_with_malformed_rows_is_refused(tmp_path: Path, edit: Any, message: str) -> None:
+    saved = _load("h100")
+    saved["raw"].setdefault("torch", {}).setdefault("gemm", [])
+    i = len(saved["raw"]["torch"]["gemm"])
+    edit(saved["raw"])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(saved))
+    res = probe_cli("--report", str(path))
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert f"{path}: {message.format(i=i)}" in res.output

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import DomainError
-from ..hardware import Expected, Hardware
+from ..hardware import MIN_FIGURE, Expected, Hardware
 
 SCHEMA_VERSION = 2  # of the report (probe --json)
 CALIBRATION_SCHEMA = 2  # of the calibration file (written where the model has a 'schema' field)
@@ -671,7 +671,7 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
     missing: set[str] = set()
 
     def put(name: str, value: float | int, note: str, key: str | None = None) -> None:
-        if not (value > 0 and math.isfinite(value)):
+        if not (value >= MIN_FIGURE and math.isfinite(value)):
             notes.append(f"calibration: expected.{name} not written (measured {value!r})")
             return
         if name not in fields:

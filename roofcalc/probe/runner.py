@@ -642,6 +642,29 @@ def run_probe(
     return result
 
 
+def _check_raw_rows(raw: dict[str, Any], path: str) -> None:
+    """The rows the report reads by key, checked before it reads them: the ceilings (a name
+    each) and the PyTorch GEMM rows (a label, a dtype and whole positive m, n, k)."""
+    ceilings = raw.get("ceilings", [])
+    if not isinstance(ceilings, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("name"), str) for c in ceilings
+    ):
+        raise InputError(f"{path}: raw.ceilings must be a list of rows, each with a name")
+    torch = raw.get("torch", {})
+    if not isinstance(torch, dict):
+        raise InputError(f"{path}: raw.torch must be a mapping")
+    gemm = torch.get("gemm", [])
+    if not isinstance(gemm, list):
+        raise InputError(f"{path}: raw.torch.gemm must be a list of rows")
+    for i, g in enumerate(gemm):
+        if not isinstance(g, dict) or not isinstance(g.get("label"), str) or not isinstance(g.get("dtype"), str):
+            raise InputError(f"{path}: raw.torch.gemm[{i}] needs a label and a dtype")
+        for key in ("m", "n", "k"):
+            v = g.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"{path}: raw.torch.gemm[{i}].{key} must be a whole number of at least 1 (got {v!r})")
+
+
 @overload
 def report_from_file(path: str) -> ProbeReport: ...
 
@@ -665,6 +688,7 @@ def report_from_file(path: str, with_calibration: bool = False) -> Any:
         raise InputError(f"{path}: not a roofcalc probe report (no 'raw' measurements)")
     if "device" not in saved["raw"]:
         raise InputError(f"{path}: the raw measurements have no 'device'")
+    _check_raw_rows(saved["raw"], path)
     hw = load_hardware(saved["hardware"])
     meta = {k: saved.get(k) for k in ("date", "command", "driver", "nvcc")}
     report, cal = build_report(saved["raw"], hw, meta, saved.get("skipped", []), saved.get("quick", False))
