@@ -251,7 +251,7 @@ def card(hw: Hardware) -> Card:
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
         boost_hz=boost or clock * 1e6,
         calibrated=hw.calibration is not None,
-        missing=tuple(missing),
+        missing=tuple(dict.fromkeys(missing)),  # each figure named once
     )
 
 
