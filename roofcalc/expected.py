@@ -412,8 +412,7 @@ def gemv_unaligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     """A 16-bit matrix-vector product (n = 1) whose m or k is not a multiple of 16 bytes: cuBLAS
     leaves its GEMM kernels for its gemv kernels (gemv2T, gemvx; kernel shapes in
     validation/expected/h200/kernels/kshapes-gemv-seed*.json)."""
-    step = max(1, int(16 // dtype_bytes))
-    return n == 1 and dtype_bytes == 2 and (m % step != 0 or k % step != 0)
+    return n == 1 and dtype_bytes == 2 and (m % 8 != 0 or k % 8 != 0)
 
 
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
@@ -454,6 +453,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     # the operands it reads: the part the kernel before has just written may come from L2
     prior = _prior_read(c, k, (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch)
+    gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
     for tm, tn in GEMM_TILES[path]:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
@@ -469,7 +469,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         active = min(c.sms, units)
         # few rows (or columns): the kernel streams the other operand, as decode's projections do
         card_bw = c.skinny_bw if min(k.m, k.n) <= SKINNY_ROWS else c.dram_bw
-        if gemv_unaligned(k.m, k.n, k.k, dtype_bytes):
+        if gemv_off:
             card_bw = c.unaligned_gemv_bw
         bw = min(card_bw, active * c.per_sm_bw)
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
@@ -502,7 +502,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     t, t_red, why, units, split, bound = best
     if prior:
         why += "; its input, just written by the kernel before, is read from L2"
-    if gemv_unaligned(k.m, k.n, k.k, dtype_bytes) and c.unaligned_gemv_bw != c.skinny_bw:
+    if gemv_off and c.unaligned_gemv_bw != c.skinny_bw:
         why += f"; m or k not a multiple of 16 bytes: cuBLAS's gemv kernels, {c.unaligned_gemv_bw / 1e12:.2f} TB/s"
     if word:
         why += "; leading dimensions in multiples of 4 bytes, not 16: no TMA, two elements per load"
