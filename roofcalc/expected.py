@@ -542,11 +542,18 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
 
 
 # FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the
-# special-function unit, half a conversion to 16 bits (two scores per pack), and three FP32
-# operations (scale-and-subtract FFMA, the row max, the row sum). FA-2 runs them between its
-# two mma.sync GEMMs, not overlapped with them.
-FLASH_SFU_PER_SCORE = 1.5
-FLASH_FP32_PER_SCORE = 3.0
+# special-function unit, and on the FP32 pipes three operations (scale-and-subtract FFMA, the
+# row max, the row sum) and half a conversion to 16 bits (two scores per pack). Nsight Compute
+# puts the SFU (xu) pipe at 31-33% busy at head_dim 64 and 16-18% at 128
+# (validation/expected/h100/kernels/flash-pipes-ncu.csv), what one SFU operation per score
+# gives at the kernel's 0.204 and 0.344 clocks per score; the conversion is not an SFU one.
+FLASH_SFU_PER_SCORE = 1.0
+FLASH_FP32_PER_SCORE = 3.5
+# Each of a block's 4 warps reads the whole K and V tile from shared memory (ldmatrix) for its
+# own query rows: 4 x 2 x head_dim x 2 bytes per 128 scores, head_dim / 8 bytes per score, at
+# 32 banks x 4 bytes per clock per SM (CUDA C++ Programming Guide, shared memory).
+FLASH_SMEM_BYTES_PER_SCORE_PER_DIM = 1 / 8
+SMEM_BYTES_PER_CLK = 128
 FLASH_BLOCK_Q = 128  # query rows per block (forward kernel, head_dim <= 128)
 FLASH_DECODE_BLOCK_M = 64
 # Warp instructions of an FA-2 block outside its K/V tiles (prologue: indices, the Q tile;
@@ -596,7 +603,14 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     rate_sm = mma_rate(hw, k.dtype) / c.sms
     t_score = 4 * k.head_dim / rate_sm
     if c.clock_hz and c.sfu_per_clk:
-        t_score += (FLASH_SFU_PER_SCORE / c.sfu_per_clk + FLASH_FP32_PER_SCORE / c.fp32_per_clk) / c.clock_hz
+        # the tensor work, then the softmax or the shared-memory reads, whichever is longer:
+        # the two warps of a scheduler overlap one's ldmatrix with the other's exponentials, not
+        # with the mma.sync chain (Nsight Compute's 0.204 and 0.344 clocks per score at head_dim
+        # 64 and 128 against 0.19 and 0.33 so modelled at its clock; summing all three gives
+        # 0.25 and 0.42)
+        soft = FLASH_SFU_PER_SCORE / c.sfu_per_clk + FLASH_FP32_PER_SCORE / c.fp32_per_clk
+        smem = k.head_dim * FLASH_SMEM_BYTES_PER_SCORE_PER_DIM / SMEM_BYTES_PER_CLK
+        t_score += max(soft, smem) / c.clock_hz
     kv_heads = max(1, min(k.heads, k.kv_heads or k.heads))
     decode = k.seq == 1
     if decode:

@@ -59,14 +59,15 @@ def test_unsplit_decode_pads_the_query_group_to_128_row_blocks() -> None:
     k = kernel(r, "flash_attention")
     assert "split" not in k.reason  # type: ignore[attr-defined]
     # the busiest SM holds 2 blocks of 128 x 8192 scores; per score 4 x 128 FLOP at the mma.sync
-    # rate per SM, 1.5 SFU results (16 per clock) and 3 FP32 operations (the FP32 peak's lanes
-    # per SM: 66.9 TFLOP/s / (2 x 132 x 1.98 GHz), about 128 per clock) at the sustained clock;
-    # plus the block's 1,234 instructions around its tiles (2 resident: one round), 4 clocks
-    # each at 1.98 GHz
+    # rate per SM, then the longer of the softmax, 1 SFU result (16 per clock) and 3.5 FP32
+    # operations (the FP32 peak's lanes per SM: 66.9 TFLOP/s / (2 x 132 x 1.98 GHz), about 128
+    # per clock), and the shared-memory reads, 4 warps x (K + V) x 128 x 2 bytes per 128 scores
+    # = 16 bytes at 128 per clock, at the sustained clock; plus the block's 1,234 instructions
+    # around its tiles (2 resident: one round), 4 clocks each at 1.98 GHz
     rate_sm = hw.peak("bf16") * float(hw.expected.mma_sync_fraction["bf16"].value) / 132
     clock = fig("h100", "sustained_sm_clock_mhz") * 1e6
     lanes = hw.peak("fp32") / (2 * 132 * 1.98e9)
-    t_score = 4 * 128 / rate_sm + (1.5 / 16 + 3 / lanes) / clock
+    t_score = 4 * 128 / rate_sm + max(1 / 16 + 3.5 / lanes, 4 * 2 * 128 * 2 / 128 / 128) / clock
     t_comp = 2 * 128 * 8192 * t_score + 1234 * 4 / 1.98e9
     # the K/V stream: 2 x 32 x 8 x 8192 x 128 x 2 bytes at the DRAM read rate
     kv = 2 * 32 * 8 * 8192 * 128 * 2
