@@ -544,7 +544,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
 # FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the
 # special-function unit, and on the FP32 pipes three operations (scale-and-subtract FFMA, the
 # row max, the row sum) and half a conversion to 16 bits (two scores per pack). Nsight Compute
-# puts the SFU (xu) pipe at 31-33% busy at head_dim 64 and 16-18% at 128
+# puts the SFU (xu) pipe at 26-33% busy at head_dim 64 and 16-20% at 128
 # (validation/expected/h100/kernels/flash-pipes-ncu.csv), what one SFU operation per score
 # gives at the kernel's 0.204 and 0.344 clocks per score; the conversion is not an SFU one.
 FLASH_SFU_PER_SCORE = 1.0
