@@ -551,7 +551,10 @@ FLASH_SFU_PER_SCORE = 1.0
 FLASH_FP32_PER_SCORE = 3.5
 # Each of a block's 4 warps reads the whole K and V tile from shared memory (ldmatrix) for its
 # own query rows: 4 x 2 x head_dim x 2 bytes per 128 scores, head_dim / 8 bytes per score, at
-# 32 banks x 4 bytes per clock per SM (CUDA C++ Programming Guide, shared memory).
+# 32 banks x 4 bytes per clock per SM (CUDA C++ Programming Guide, shared memory). The split-KV
+# kernel's 64-row blocks are charged the same: twice as much per score moved its committed
+# decode sweep (validation/expected/*/kernels/decode-split.json) from 0.99-1.11 of the model
+# to 0.80-1.06 on the H200, so its reads are not what bounds it.
 FLASH_SMEM_BYTES_PER_SCORE_PER_DIM = 1 / 8
 SMEM_BYTES_PER_CLK = 128
 FLASH_BLOCK_Q = 128  # query rows per block (forward kernel, head_dim <= 128)
