@@ -752,8 +752,8 @@ def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: i
     heap = [(load, i) for i, load in enumerate(loads)]
     heapq.heapify(heap)
     for w in order[first:]:
-        load, i = heapq.heappop(heap)
-        heapq.heappush(heap, (load + w, i))
+        load, i = heap[0]
+        heapq.heapreplace(heap, (load + w, i))
     return max(load for load, _ in heap)
 
 
@@ -830,6 +830,9 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     kernel goes faster than the host issues it.
     """
     c = card(hw)
+    # element sizes (0.5 for fp4, 1, 2, 4, ...) are exact as floats; an exact Fraction here
+    # would carry the GEMM tile search in rational arithmetic
+    dtype_bytes = float(dtype_bytes)
     ests = [
         e.model_copy(update={"count": k.repeat, "part": k.part})
         for k in kernels

@@ -33,7 +33,11 @@ MAX_EXPONENT = 256  # exact powers; a larger exponent of a fraction is computed 
 MAX_CHARS = 2000  # characters of one formula
 MAX_NODES = 1000  # syntax-tree nodes of one formula (the largest shipped formula has 71)
 MAX_DEPTH = 100  # nesting of the syntax tree (the deepest shipped formula has 13)
+MEMO_SIZE = 4096  # results kept per formula (see Formula.evaluate)
 MAX_BITS = 10_000  # bits of an exact value (numerator and denominator each): about 3,000 digits
+
+
+_MISSING = object()
 
 
 class FormulaError(Exception):
@@ -97,7 +101,7 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
 class Formula:
     """A parsed, checked formula. ``Formula("2*m*n*k", names={"m","n","k"})``."""
 
-    __slots__ = ("names", "text", "tree")
+    __slots__ = ("_memo", "_order", "names", "text", "tree")
 
     def __init__(self, text: str | int | float, names: Iterable[str]) -> None:
         if isinstance(text, bool):
@@ -121,6 +125,10 @@ class Formula:
         _check(tree.body, allowed, used)
         self.tree = tree.body
         self.names = frozenset(used)
+        self._order = tuple(sorted(used))
+        # results by the values of the names used: a formula is a pure function of them, and a
+        # sweep or a report evaluates the same few formulas with the same few values many times
+        self._memo: dict[tuple[tuple[type, Value], ...], Value] = {}
 
     def __repr__(self) -> str:
         return f"Formula({self.text!r})"
@@ -133,6 +141,18 @@ class Formula:
         return hash((self.text, self.names))
 
     def evaluate(self, env: Mapping[str, Value]) -> Value:
+        # the type is part of the key: 1, 1.0 and True are equal but evaluate differently
+        key = tuple([(type(v), v) for v in map(env.__getitem__, self._order)])
+        hit = self._memo.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit  # type: ignore[return-value]
+        value = self._evaluate(env)
+        if len(self._memo) >= MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = value
+        return value
+
+    def _evaluate(self, env: Mapping[str, Value]) -> Value:
         try:
             return _eval(self.tree, env)
         except ZeroDivisionError:

@@ -244,11 +244,11 @@ def _env(op: OpDef, params: Params, hw: Hardware) -> dict[str, Value]:
 
 def _ev(op: OpDef, key: str, env: dict[str, Value]) -> Value:
     f = op.formula(key)
-    missing = [n for n in f.names if n not in env]
-    if missing:
-        raise DomainError(f"{op.name}: {key} needs {missing[0]!r}, which this hardware file does not give")
     try:
         return f.evaluate(env)
+    except KeyError:
+        missing = sorted(n for n in f.names if n not in env)
+        raise DomainError(f"{op.name}: {key} needs {missing[0]!r}, which this hardware file does not give") from None
     except EvalError as e:
         raise DomainError(f"{op.source}: {key}: {e}") from None
 

@@ -67,3 +67,20 @@ def test_eval_errors(text: str, env: dict[str, object], message: str) -> None:
     with pytest.raises(EvalError) as ei:
         Formula(text, env).evaluate(env)  # type: ignore[arg-type]
     assert message in str(ei.value)
+
+
+def test_remembered_results_follow_the_values_and_their_types() -> None:
+    """Results are remembered by the values of the names used: equal values of another type
+    (1, 1.0, True) give their own result, an error is raised again each time, and a name the
+    formula does not use does not matter."""
+    f = Formula("m / 2", {"m", "n"})
+    assert f.evaluate({"m": 1, "n": 0}) == Fraction(1, 2)
+    assert type(f.evaluate({"m": 1.0, "n": 5})) is float
+    assert f.evaluate({"m": True, "n": 9}) == Fraction(1, 2)
+    assert f.evaluate({"m": 3, "n": 1}) == Fraction(3, 2)
+    g = Formula("1 / m", {"m"})
+    for _ in range(2):
+        with pytest.raises(EvalError, match="division by zero"):
+            g.evaluate({"m": 0})
+    with pytest.raises(KeyError):
+        g.evaluate({})
