@@ -7,8 +7,8 @@ from mechanisms, every constant a hardware-file figure or a probe measurement:
 * floors: a single op timed as a benchmark times it (events right after an L2 flush) pays
   the flushed-op floor once, each further kernel at least a small kernel queued on a busy
   stream, and the write-back of the dirty lines the flush left; kernels of a CUDA graph pay
-  the graph floor each and no less than a small PyTorch kernel's node; eager PyTorch ops
-  issued back to back cannot go faster than the host issues them;
+  the graph floor each and no less than a small PyTorch kernel's node; an eager step takes
+  the longer of the GPU's work and the host's issue of its ops;
 * parallelism: the grid over the SMs (blocks per SM from the occupancy solver); with few
   blocks in flight, memory time is set by per-SM bandwidth, not the card's;
 * GEMM: the tile shape a library would choose (tile and wave quantization), split-K for
@@ -541,6 +541,16 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     return out
 
 
+# A real eager step costs its host more per op than a hot loop of one op (torch_op_floor_s,
+# x.add_(1) back to back): dozens of different ops, views and Python frames per layer, cold
+# in the host's caches. Per kernel, host-bound eager decode and prefill steps of 7-8B models
+# (the GPU's modelled work under 0.7 of the step) took 1.8x and 2.0x the hot-loop op measured
+# in the same call on two H100 machines (validation/expected/h100/host/: medians of 11 and 20
+# steps) and 2.5x on a 2 x H200 machine (validation/expected/h200x2/host/, one step); the
+# middle one is taken. Tried as a probe measurement instead: a tiny eager step
+# (validation/bench/host_rate.py) cost its host 1.3x the real steps' rate on both H100s.
+EAGER_STEP_HOST_FACTOR = 2.0
+
 # FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the
 # special-function unit, and on the FP32 pipes three operations (scale-and-subtract FFMA, the
 # row max, the row sum) and half a conversion to 16 bits (two scores per pack). Nsight Compute
@@ -855,8 +865,8 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
             return max(c.graph_floor + e.seconds, c.torch_node)
         if launch == "event":  # queued behind the op's first kernel on a busy stream
             return queued(e)
-        if launch == "eager":  # queued like the above, and never ahead of Python's issue
-            return max(queued(e), c.torch_floor)
+        if launch == "eager":  # queued like the above; the host's issue is added below
+            return queued(e)
         return e.seconds + c.stream_floor
 
     ests = [e.model_copy(update={"launched_s": launched(e)}) for e in ests]
@@ -921,9 +931,17 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
             )
         )
     else:
-        total = sum(e.launched_s * e.count for e in ests)
+        # Python issues the ops one after another while the GPU works through the queue: the
+        # host runs ahead during long kernels and the GPU waits for it during short ones, so
+        # the step takes the longer of the two (validation/expected/h200x2/host/: back to
+        # back, steps took the longer of the host's issue and the GPU's busy time, within 0.2-1.4
+        # ms of 17-30 ms)
         gpu_total = sum(queued(e) * e.count for e in ests)
+        host_op = EAGER_STEP_HOST_FACTOR * c.torch_floor
+        total = max(gpu_total, n * host_op)
         host_wait = total - gpu_total
+        if host_wait and n:  # each kernel's share, so that the layer kinds add up to the step
+            ests = [e.model_copy(update={"launched_s": e.launched_s + host_wait / n}) for e in ests]
         terms.append(
             Term(
                 name="launch floor",
@@ -938,8 +956,9 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 Term(
                     name="host issue",
                     seconds=host_wait,
-                    reason=f"Python issues a PyTorch op every {c.torch_floor * 1e6:.1f} us; "
-                    "shorter kernels wait for it",
+                    reason=f"Python issues the step's {n:,} ops at {host_op * 1e6:.1f} us each "
+                    f"({EAGER_STEP_HOST_FACTOR:g} x the {c.torch_floor * 1e6:.1f} us of a hot loop of one op); "
+                    "the GPU waits for them",
                 )
             )
     share: dict[str, float] = {"launch": total - body}

@@ -643,3 +643,5 @@ def validation_report(c: Console, rep: Any, show_all: bool = False) -> None:
             esc(r.why),
         )
     c.print(w)
+    for line in rep.refused:
+        c.print(f"refused by the model, not counted: {esc(line)}")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import InputError
+from .errors import InputError, ParamError
 from .hardware import Hardware
 from .output import SCHEMA_VERSION
 
@@ -68,6 +68,8 @@ class Report(BaseModel):
     summary: Summary
     worst: list[CaseResult]
     cases: list[CaseResult]
+    # measured cases the model refuses (e.g. a context beyond the model's maximum), with why
+    refused: list[str] = Field(default_factory=list)
 
 
 def _median(xs: list[float]) -> float | None:
@@ -123,6 +125,7 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
     from .presets import get_preset
 
     results: list[CaseResult] = []
+    refused: list[str] = []
     for case in _cases(data, source):
         if case.get("error") or case.get("median_s") is None:
             continue
@@ -147,8 +150,11 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
         else:
             params["seq"] = case["seq"]
         band = LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND
-        results.append(_case_result(case, label, phase, hw, params, preset, source, band))
-    return _report("llm", data, hw, source, results, LLM_DECODE_BAND)
+        try:
+            results.append(_case_result(case, label, phase, hw, params, preset, source, band))
+        except ParamError as e:  # a measured case the op refuses (a context beyond the model's): listed
+            refused.append(f"{label}: {e}")
+    return _report("llm", data, hw, source, results, LLM_DECODE_BAND, refused)
 
 
 def _case_result(
@@ -167,6 +173,8 @@ def _case_result(
 
     try:
         r = evaluate(load_op(op), hw, params, preset)
+    except ParamError:  # the op's own checks refuse these parameters (the caller decides)
+        raise
     except (KeyError, InputError) as e:
         raise InputError(f"{source}: case {label}: {e}") from None
     measured = float(case["median_s"])
@@ -192,7 +200,13 @@ def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
 
 
 def _report(
-    kind: str, data: dict[str, Any], hw: Hardware, source: str, results: list[CaseResult], band: tuple[float, float]
+    kind: str,
+    data: dict[str, Any],
+    hw: Hardware,
+    source: str,
+    results: list[CaseResult],
+    band: tuple[float, float],
+    refused: list[str] | None = None,
 ) -> Report:
     dev = data.get("device") or {}
     worst = sorted((c for c in results if c.ratio is not None), key=lambda c: -abs(math.log(c.ratio or 1.0)))[:5]
@@ -208,6 +222,7 @@ def _report(
         summary=summarize(results, band),
         worst=worst,
         cases=results,
+        refused=refused or [],
     )
 
 

@@ -241,6 +241,27 @@ def test_graph_nodes_are_never_shorter_than_a_small_pytorch_kernel() -> None:
     assert sum(k.launched_s >= node + 1e-9 for k in r.expected_kernels) >= 1  # large ones exceed it
 
 
+def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
+    """Eager decode at batch 1: Python issues each op at EAGER_STEP_HOST_FACTOR (2.0, paired
+    measurements in validation/expected/*/host/) x the hot-loop op, and the GPU's share (the
+    kernels queued on the stream) is shorter, so the step is the host's issue; a large
+    prefill is the GPU's work, with no host term."""
+    floor = fig("h200", "torch_op_floor_s")
+    r = roofcalc.analyze(
+        "decode", "h200", model="llama-3.1-8b", batch=1, context=1024, engine="eager", cuda_graphs=False
+    )
+    n = sum(k.count for k in r.expected_kernels)
+    assert r.expected_s == pytest.approx(n * 2.0 * floor, rel=1e-12)
+    terms = {t.name: t.seconds for t in r.expected_terms}
+    gpu = sum(t.seconds for t in r.expected_terms if t.name != "host issue")
+    assert terms["host issue"] == pytest.approx(r.expected_s - gpu, rel=1e-9)
+    # the layer kinds add up to the step: each kernel carries its share of the host's wait
+    assert sum(k.launched_s * k.count for k in r.expected_kernels) == pytest.approx(r.expected_s, rel=1e-9)
+    big = roofcalc.analyze("prefill", "h200", model="llama-3.1-8b", batch=8, seq=512, engine="eager")
+    assert "host issue" not in {t.name for t in big.expected_terms}
+    assert big.expected_s > sum(k.count for k in big.expected_kernels) * 2.0 * floor
+
+
 def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
     # 128^3 bf16: one tile, two k-steps; the kernel is its fixed cost plus a fraction of a microsecond
     g = kernel(roofcalc.analyze("gemm", "h100", m=128), "gemm")

@@ -17,6 +17,11 @@ for card in h100 h200; do
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$c" "$card/report-$set"
   done
 done
+# eager steps without CUDA graphs, paired with the host's rates measured in the same call
+# (host/README.md); the H200 call ran the probe first, whose calibration is kept per set
+report h100/host/run1/llm-host.json h100 "" h100/report-llm-host-run1
+report h100/host/run2/llm-host.json h100 "" h100/report-llm-host-run2
+report h200/host/llm-host.json h200 ../probe/h200/llm-host/calibration.yaml h200/report-llm-host
 report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2
 report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
 # one line per report: median, share in band, outside [0.5, 2]
