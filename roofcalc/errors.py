@@ -44,6 +44,11 @@ class ParamError(InputError):
         return self.render(lambda name: "--" + str(name).replace("_", "-"))
 
 
+class CheckError(ParamError):
+    """Parameters that are each valid but that one of the op's own checks refuses together
+    (a context beyond the model's maximum, heads that do not split over the GPUs)."""
+
+
 class SpecError(InputError):
     """A hardware, op or preset file is malformed."""
 

@@ -421,6 +421,11 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     aligned = gemm_aligned(k.m, k.n, k.k, dtype_bytes) or k.dtype in ("fp32", "fp64")
     # 16-bit operands whose rows start on 4-byte boundaries load two elements at a time
     word = not aligned and dtype_bytes == 2 and ld_alignment(k.n, k.k, dtype_bytes) >= 4
+    gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
+    # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
+    # counts below are times and rates, in floating point (a Fraction would carry the whole
+    # tile search in rational arithmetic)
+    dtype_bytes = float(dtype_bytes)
     rate = tensor_rate(hw, k.dtype, aligned, word)
     path = (
         "simt"
@@ -453,7 +458,6 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     # the operands it reads: the part the kernel before has just written may come from L2
     prior = _prior_read(c, k, (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch)
-    gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
     for tm, tn in GEMM_TILES[path]:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
@@ -840,9 +844,6 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     kernel goes faster than the host issues it.
     """
     c = card(hw)
-    # element sizes (0.5 for fp4, 1, 2, 4, ...) are exact as floats; an exact Fraction here
-    # would carry the GEMM tile search in rational arithmetic
-    dtype_bytes = float(dtype_bytes)
     ests = [
         e.model_copy(update={"count": k.repeat, "part": k.part})
         for k in kernels
@@ -956,7 +957,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 Term(
                     name="host issue",
                     seconds=host_wait,
-                    reason=f"Python issues the step's {n:,} ops at {host_op * 1e6:.1f} us each "
+                    reason=f"Python issues the step's {n:,} kernels at {host_op * 1e6:.1f} us each "
                     f"({EAGER_STEP_HOST_FACTOR:g} x the {c.torch_floor * 1e6:.1f} us of a hot loop of one op); "
                     "the GPU waits for them",
                 )

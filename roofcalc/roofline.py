@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from .dtypes import DTYPES, ELEMENT_BYTES
-from .errors import DomainError, InputError, ParamError, suggest
+from .errors import CheckError, DomainError, InputError, ParamError, suggest
 from .expected import KernelEstimate, Term
 from .formula import EvalError, Value, as_exact
 from .hardware import Hardware
@@ -320,7 +320,7 @@ def evaluate(
         if any(values[n] is None for n in check.needs):
             continue
         if not _ev(opdef, f"checks.{i}.expr", env):
-            raise ParamError(f"{opdef.name}: {check.message}")
+            raise CheckError(f"{opdef.name}: {check.message}")
     for tname in opdef.terms:
         env[tname] = _ev(opdef, f"terms.{tname}", env)
 

@@ -8,11 +8,12 @@ the current model (bound and expected time) and summarises measured / expected.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import InputError, ParamError
+from .errors import CheckError, InputError
 from .hardware import Hardware
 from .output import SCHEMA_VERSION
 
@@ -151,8 +152,8 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
             params["seq"] = case["seq"]
         band = LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND
         try:
-            results.append(_case_result(case, label, phase, hw, params, preset, source, band))
-        except ParamError as e:  # a measured case the op refuses (a context beyond the model's): listed
+            results.append(_case_result(case, label, phase, hw, params, preset, source, band, refusable=True))
+        except CheckError as e:  # a measured case the op refuses (a context beyond the model's): listed
             refused.append(f"{label}: {e}")
     return _report("llm", data, hw, source, results, LLM_DECODE_BAND, refused)
 
@@ -166,15 +167,19 @@ def _case_result(
     preset: dict[str, Any] | None,
     source: str,
     band: tuple[float, float] = TARGET_BAND,
+    refusable: bool = False,
 ) -> CaseResult:
-    """One measured case against the op's bound and expected time on ``hw``."""
+    """One measured case against the op's bound and expected time on ``hw``; with
+    ``refusable``, a CheckError (the op's own checks refuse the case) reaches the caller."""
     from .opdefs import load_op
     from .roofline import evaluate
 
     try:
         r = evaluate(load_op(op), hw, params, preset)
-    except ParamError:  # the op's own checks refuse these parameters (the caller decides)
-        raise
+    except CheckError:
+        if refusable:  # the op's own checks refuse these parameters together: the caller lists it
+            raise
+        raise InputError(f"{source}: case {label}: {sys.exc_info()[1]}") from None
     except (KeyError, InputError) as e:
         raise InputError(f"{source}: case {label}: {e}") from None
     measured = float(case["median_s"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import roofcalc
+from roofcalc.dtypes import ELEMENT_BYTES
 from roofcalc.hardware import load_hardware
 
 KERNELS = Path(__file__).resolve().parent.parent / "validation" / "expected"
@@ -445,3 +446,14 @@ def test_prior_bytes_count_only_what_the_kernel_reads() -> None:
     only_writes = copy(2.0 * n, dram=2.0 * n, write=2.0 * n)
     assert "L2" not in only_writes.reason  # type: ignore[attr-defined]
     assert only_writes.seconds == copy(0.0, dram=2.0 * n, write=2.0 * n).seconds  # type: ignore[attr-defined]
+
+
+def test_alignment_is_exact_beyond_float_precision() -> None:
+    """k = 2**53 + 1 fp16 elements: 2**54 + 2 bytes, not a multiple of 16 (as a float the
+    product rounds to 2**54, which is): the GEMM stays off the aligned tensor-core path."""
+    from roofcalc.expected import gemm_aligned
+
+    k = 2**53 + 1
+    assert not gemm_aligned(16, 16, k, ELEMENT_BYTES["fp16"])
+    r = roofcalc.analyze("gemm", "h100", m=16, n=16, k=k)
+    assert "not a multiple of 16 bytes" in kernel(r, "gemm").reason  # type: ignore[attr-defined]

@@ -68,3 +68,14 @@ def test_a_case_the_model_refuses_is_listed_not_fatal() -> None:
     assert len(refused) == 2 and len(rep.refused) == 2
     assert all("exceeds the model's maximum context" in r for r in rep.refused)
     assert rep.summary.cases == len(data["cases"]) - 2
+
+
+def test_a_malformed_case_still_fails_the_report(tmp_path: Path) -> None:
+    """Only the op's own checks make a case refused; a value that is no valid parameter (batch
+    0) is a bad file: an input error naming the file and the case."""
+    from roofcalc.errors import InputError
+
+    data = json.loads((ROOT / "h100" / "host" / "run2" / "llm-host.json").read_text())
+    data["cases"][0]["batch"] = 0
+    with pytest.raises(InputError, match=r"bad\.json: case .*-b0-.*: batch: must be at least 1"):
+        llm_report(data, load_hardware("h100"), "bad.json")
