@@ -8,7 +8,6 @@ the current model (bound and expected time) and summarises measured / expected.
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -176,11 +175,9 @@ def _case_result(
 
     try:
         r = evaluate(load_op(op), hw, params, preset)
-    except CheckError:
-        if refusable:  # the op's own checks refuse these parameters together: the caller lists it
-            raise
-        raise InputError(f"{source}: case {label}: {sys.exc_info()[1]}") from None
     except (KeyError, InputError) as e:
+        if refusable and isinstance(e, CheckError):  # the op's own checks refuse it: the caller lists it
+            raise
         raise InputError(f"{source}: case {label}: {e}") from None
     measured = float(case["median_s"])
     return CaseResult(
