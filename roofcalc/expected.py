@@ -864,9 +864,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         """One run of the kernel with its share of the launch cost, in this launch mode."""
         if launch == "graph":  # no PyTorch kernel node finishes sooner than a small one
             return max(c.graph_floor + e.seconds, c.torch_node)
-        if launch == "event":  # queued behind the op's first kernel on a busy stream
-            return queued(e)
-        if launch == "eager":  # queued like the above; the host's issue is added below
+        if launch in ("event", "eager"):  # queued on a busy stream (eager: the host's issue is added below)
             return queued(e)
         return e.seconds + c.stream_floor
 
