@@ -505,10 +505,27 @@ class Hardware(_Strict):
         return float(fig.value)
 
     def sm_value(self, name: str) -> int | None:
-        fig = getattr(self.sm, name)
-        if fig is None:
-            return None
-        return int(fig.value)
+        values = _sm_values(self)
+        if name not in values:
+            fig = getattr(self.sm, name)
+            values[name] = None if fig is None else int(fig.value)
+        return values[name]
+
+
+# The SM figures as ints, per hardware object: the occupancy solver reads a dozen of them per
+# call and is called tens of thousands of times by a sweep. The object is frozen, so its values
+# never change; the entry keeps the object alive, so its id cannot be reused while cached.
+_SM_VALUES: dict[int, tuple[Hardware, dict[str, int | None]]] = {}
+
+
+def _sm_values(hw: Hardware) -> dict[str, int | None]:
+    hit = _SM_VALUES.get(id(hw))
+    if hit is None or hit[0] is not hw:
+        if len(_SM_VALUES) >= 64:
+            _SM_VALUES.clear()
+        hit = (hw, {})
+        _SM_VALUES[id(hw)] = hit
+    return hit[1]
 
 
 # ------------------------------------------------------------------ loading

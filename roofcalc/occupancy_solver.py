@@ -139,7 +139,26 @@ def _smem_config(hw: Hardware, carveout: int, need: int) -> int:
     return preferred if preferred >= need else align_up(need)
 
 
+_RAW_MEMO: dict[tuple[int, int, int, int, int, int, int], tuple[Hardware, _Raw]] = {}
+
+
 def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carveout: int, barriers: int) -> _Raw:
+    """The header's arithmetic for one configuration, remembered per (frozen) hardware object:
+    the next-block search and the expected-time model ask the same questions many times."""
+    key = (id(hw), threads, regs, smem, static_smem, carveout, barriers)
+    hit = _RAW_MEMO.get(key)
+    if hit is not None and hit[0] is hw:
+        return hit[1]
+    raw = _compute_raw(hw, threads, regs, smem, static_smem, carveout, barriers)
+    if len(_RAW_MEMO) >= 16384:
+        _RAW_MEMO.clear()
+    _RAW_MEMO[key] = (hw, raw)
+    return raw
+
+
+def _compute_raw(
+    hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carveout: int, barriers: int
+) -> _Raw:
     v = hw.sm_value
     warp = v("warp_size") or 32
     warps_per_block = _ceil_div(threads, warp)
