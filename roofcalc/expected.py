@@ -328,7 +328,11 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
             t_mem = max(t_mem, (k.dram_bytes + k.reread_bytes) / min(c.l2_bw, active * l2_sm))
             reason += "; re-reads hit L2"
         else:
-            t_mem += k.reread_bytes / bw
+            # the re-reads stream from DRAM again: the bus then carries more reads per write,
+            # so the read/write mix of all the traffic sets the rate, not that of the first pass
+            total = k.dram_bytes + k.reread_bytes
+            bw_all = min(mixed_bandwidth(c, total, k.write_bytes), active * c.per_sm_bw, active * sm_bw)
+            t_mem = max(t_mem, total / bw_all)
             reason += f"; re-reads miss L2 ({working / 1e6:.0f} MB in flight)"
     rate = hw.peak(k.dtype) if k.pipe == "tensor" else _cuda_rate(hw, k.dtype)
     t_comp = k.flops / (rate * active / c.sms) if k.flops else 0.0
