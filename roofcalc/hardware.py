@@ -505,26 +505,30 @@ class Hardware(_Strict):
         return float(fig.value)
 
     def sm_value(self, name: str) -> int | None:
-        values = _sm_values(self)
-        if name not in values:
+        memo = derived(self)
+        key = ("sm", name)
+        if key not in memo:
             fig = getattr(self.sm, name)
-            values[name] = None if fig is None else int(fig.value)
-        return values[name]
+            memo[key] = None if fig is None else int(fig.value)
+        return memo[key]  # type: ignore[no-any-return]
 
 
-# The SM figures as ints, per hardware object: the occupancy solver reads a dozen of them per
-# call and is called tens of thousands of times by a sweep. The object is frozen, so its values
-# never change; the entry keeps the object alive, so its id cannot be reused while cached.
-_SM_VALUES: dict[int, tuple[Hardware, dict[str, int | None]]] = {}
+# Values derived from a hardware object, remembered per object: the SM figures as ints (the
+# occupancy solver reads a dozen per call) and the solver's answers (a sweep or a next-block
+# search asks tens of thousands of times). The object is frozen, so what is derived from it
+# never changes; the entry keeps the object alive, so its id cannot be reused while cached.
+_DERIVED: dict[int, tuple[Hardware, dict[Any, Any]]] = {}
+DERIVED_LIMIT = 16384  # entries per object before its memo starts over
 
 
-def _sm_values(hw: Hardware) -> dict[str, int | None]:
-    hit = _SM_VALUES.get(id(hw))
-    if hit is None or hit[0] is not hw:
-        if len(_SM_VALUES) >= 64:
-            _SM_VALUES.clear()
+def derived(hw: Hardware) -> dict[Any, Any]:
+    """The memo of values derived from ``hw`` (callers key their entries by a tuple that names them)."""
+    hit = _DERIVED.get(id(hw))
+    if hit is None or hit[0] is not hw or len(hit[1]) >= DERIVED_LIMIT:
+        if len(_DERIVED) >= 64:
+            _DERIVED.clear()
         hit = (hw, {})
-        _SM_VALUES[id(hw)] = hit
+        _DERIVED[id(hw)] = hit
     return hit[1]
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import DomainError, InputError
-from .hardware import Hardware, load_hardware
+from .hardware import Hardware, derived, load_hardware
 from .record import Record
 
 LIMITERS = ("registers", "shared_memory", "warps", "blocks", "barriers")
@@ -139,21 +139,14 @@ def _smem_config(hw: Hardware, carveout: int, need: int) -> int:
     return preferred if preferred >= need else align_up(need)
 
 
-_RAW_MEMO: dict[tuple[int, int, int, int, int, int, int], tuple[Hardware, _Raw]] = {}
-
-
 def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carveout: int, barriers: int) -> _Raw:
     """The header's arithmetic for one configuration, remembered per (frozen) hardware object:
     the next-block search and the expected-time model ask the same questions many times."""
-    key = (id(hw), threads, regs, smem, static_smem, carveout, barriers)
-    hit = _RAW_MEMO.get(key)
-    if hit is not None and hit[0] is hw:
-        return hit[1]
-    raw = _compute_raw(hw, threads, regs, smem, static_smem, carveout, barriers)
-    if len(_RAW_MEMO) >= 16384:
-        _RAW_MEMO.clear()
-    _RAW_MEMO[key] = (hw, raw)
-    return raw
+    memo = derived(hw)
+    key = ("occupancy", threads, regs, smem, static_smem, carveout, barriers)
+    if key not in memo:
+        memo[key] = _compute_raw(hw, threads, regs, smem, static_smem, carveout, barriers)
+    return memo[key]  # type: ignore[no-any-return]
 
 
 def _compute_raw(
@@ -321,7 +314,7 @@ def occupancy(
         max_warps_per_sm=max_warps,
         occupancy=occupancy_fraction(hw, threads, blocks) if max_warps else None,
         limiters=limiters,
-        limits=raw.limits,
+        limits=dict(raw.limits),  # a copy: the solver's memo keeps raw
         limit_notes=limit_notes,
         warps_per_block=warps_per_block,
         allocated_regs_per_thread=raw.regs_per_warp // warp,

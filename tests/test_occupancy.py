@@ -252,3 +252,12 @@ def test_cli_bad_input_exit_2(args: list[str], text: str) -> None:
 def test_cli_cannot_launch_json() -> None:
     d = json.loads(run("occupancy", "--threads", "1024", "--regs", "255", "--json").stdout)
     assert d["launchable"] is False and "registers" in d["reason"]
+
+
+def test_a_changed_result_does_not_change_the_next_answer() -> None:
+    # the solver remembers its arithmetic per hardware object: a caller's result is its own copy
+    first = occupancy("h100", threads=256, regs=64)
+    first.limits["registers"] = -1
+    again = occupancy("h100", threads=256, regs=64)
+    # 64 registers x 256 threads: 65536 / (64 x 32) = 32 warps, 4 blocks of 8 warps
+    assert again.limits["registers"] == 4 and again.blocks_per_sm == 4
