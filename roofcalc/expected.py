@@ -311,7 +311,12 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
     waves = grid / (bps * c.sms)
     in_flight = resident * k.threads * k.inflight_bytes
     sm_bw = min(c.per_sm_bw, in_flight / c.loaded_latency) if c.loaded_latency else c.per_sm_bw
-    streaming = min(mixed_bandwidth(c, k.dram_bytes, k.write_bytes), active * c.per_sm_bw)
+
+    def streams(traffic: float) -> float:
+        """The card's rate for this traffic (its share of writes) on the SMs the grid uses."""
+        return min(mixed_bandwidth(c, traffic, k.write_bytes), active * c.per_sm_bw)
+
+    streaming = streams(k.dram_bytes)
     bw = min(streaming, active * sm_bw)
     t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
     reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
@@ -331,8 +336,7 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
             # the re-reads stream from DRAM again: the bus then carries more reads per write,
             # so the read/write mix of all the traffic sets the rate, not that of the first pass
             total = k.dram_bytes + k.reread_bytes
-            bw_all = min(mixed_bandwidth(c, total, k.write_bytes), active * c.per_sm_bw, active * sm_bw)
-            t_mem = max(t_mem, total / bw_all)
+            t_mem = max(t_mem, total / min(streams(total), active * sm_bw))
             reason += f"; re-reads miss L2 ({working / 1e6:.0f} MB in flight)"
     rate = hw.peak(k.dtype) if k.pipe == "tensor" else _cuda_rate(hw, k.dtype)
     t_comp = k.flops / (rate * active / c.sms) if k.flops else 0.0
