@@ -173,6 +173,7 @@ class Card:
     skinny_bw: float  # what a skinny GEMM streams its weights at (B/s)
     unaligned_gemv_bw: float  # what cuBLAS's gemv kernels stream a 16-bit matrix at (B/s; else skinny_bw)
     gemm_floor: float  # a library GEMM kernel's fixed cost over an empty kernel (s)
+    gemm_floor_extra: tuple[tuple[str, float], ...]  # what a pre-Hopper kernel adds, per path (s)
     queued_floor: float  # a small PyTorch kernel queued on a busy stream (s)
     torch_node: float  # a small PyTorch kernel as a CUDA-graph node (s)
     l2_total: float  # the whole L2 (bytes)
@@ -231,6 +232,7 @@ def card(hw: Hardware) -> Card:
         skinny_bw=skinny_bw,
         unaligned_gemv_bw=dram_bw * gemv_frac if gemv_frac else skinny_bw,
         gemm_floor=fig("gemm_kernel_floor_s"),
+        gemm_floor_extra=tuple((p, float(f.value)) for p, f in sorted(e.gemm_kernel_floor_extra_s.items())),
         queued_floor=fig("queued_kernel_floor_s"),
         torch_node=fig("torch_graph_node_s"),
         l2_total=float(hw.l2_bytes.value) if hw.l2_bytes else 0.0,
@@ -447,6 +449,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         else "tma"
     )
     bk, stages = GEMM_PIPELINE[path]
+    # a kernel of cuBLAS's pre-Hopper families costs more than a TMA kernel's fixed cost
+    extra = dict(c.gemm_floor_extra).get(path, 0.0) if c.gemm_floor else 0.0
+    floor = c.gemm_floor + extra
     per_sm = rate / c.sms
     # The unaligned fallback loads its operands an element at a time (a leading dimension not a
     # multiple of 16 bytes rules out vector loads): its tiles are bound by the elements an SM
@@ -494,8 +499,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         # the first wave's operands arriving and its results stored are the kernel's fixed
         # cost (gemm_floor, measured); later waves pay their own round trips
         t_wave = max(t_tile, t_steps)
-        if c.gemm_floor:
-            t = c.gemm_floor + max(waves * t_wave + (waves - 1) * 2 * c.latency, t_mem)
+        if floor:
+            t = floor + max(waves * t_wave + (waves - 1) * 2 * c.latency, t_mem)
         else:
             t = max(waves * (t_wave + 2 * c.latency), t_mem)
         t_red = 0.0
@@ -523,8 +528,10 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     elif k.dtype in ("fp32", "fp64"):
         why += f"; {k.dtype} on CUDA cores"
     why += f"; {rate / 1e12:,.0f} TFLOP/s achievable"
-    if c.gemm_floor:
-        why += f"; {c.gemm_floor * 1e6:.1f} us fixed per kernel"
+    if extra:
+        why += f"; {floor * 1e6:.1f} us fixed per kernel ({extra * 1e6:.2f} of it for a pre-Hopper kernel, measured)"
+    elif floor:
+        why += f"; {floor * 1e6:.1f} us fixed per kernel"
     out = [
         KernelEstimate(
             name=k.name,

@@ -20,6 +20,8 @@ from .errors import DomainError, InputError, SpecError, suggest
 from .specfile import parse_yaml, read_text, validate
 
 FigureKind = Literal["datasheet", "measured", "estimate", "derived", "documented"]
+# cuBLAS's GEMM paths other than its Hopper TMA kernels, as the expected-time model names them
+GEMM_PATHS = ("simt", "tf32", "unaligned", "word")
 
 
 class _Strict(BaseModel):
@@ -376,6 +378,14 @@ class Expected(_Strict):
     # first operands' arrival, the epilogue's stores (probe: a one-tile bf16 GEMM per node of a
     # CUDA graph, less graph_floor_s)
     gemm_kernel_floor_s: PositiveFigure | None = None
+    # what a GEMM kernel of cuBLAS's pre-Hopper families (CUTLASS 2.x, sm80 xmma: cp.async
+    # pipelines, the epilogue through shared memory) costs on top of gemm_kernel_floor_s, per
+    # library path (GEMM_PATHS): simt (FP32, TF32 off), tf32, unaligned (16-bit, a leading
+    # dimension not a multiple of 4 bytes), word (16-bit, multiples of 4 bytes, not of 16).
+    # Measured (validation/bench/gemm_floors.py): a 1024 x 1024 GEMM of one k-block on the path
+    # and on the TMA path, each one kernel, per node of a CUDA graph; the difference of what
+    # the model leaves unexplained in each
+    gemm_kernel_floor_extra_s: dict[str, PositiveFigure] = {}
     # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
     # every line is dirty; each one an op's reads evict is written back first: its cost as a
     # fraction of reading a line (probe: a sum after a writing flush vs after a reading one)
@@ -401,6 +411,14 @@ class Expected(_Strict):
             raise ValueError(
                 f"value must be at most 1, a fraction of the streaming-read bandwidth (got {_clip(v.value)})"
             )
+        return v
+
+    @field_validator("gemm_kernel_floor_extra_s")
+    @classmethod
+    def _paths(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
+        for path in v:
+            if path not in GEMM_PATHS:
+                raise ValueError(f"unknown GEMM path {_clip(path)!r}; known: {', '.join(GEMM_PATHS)}")
         return v
 
     @field_validator("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction")

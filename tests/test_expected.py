@@ -4,6 +4,7 @@ kernel shapes under validation/expected/)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -21,6 +22,11 @@ def fig(hw: str, name: str) -> float:
     f = getattr(load_hardware(hw).expected, name)
     assert f is not None, f"{hw} lacks {name}"
     return float(f.value)
+
+
+def extra(hw: str, path: str) -> float:
+    """What a pre-Hopper GEMM kernel on ``path`` adds to gemm_kernel_floor_s (hardware file)."""
+    return float(load_hardware(hw).expected.gemm_kernel_floor_extra_s[path].value)
 
 
 def kernel(result: object, name: str) -> object:
@@ -149,7 +155,7 @@ def test_unaligned_small_gemm_splits_k_as_cublas_does() -> None:
         48 * fig("h200", "per_sm_bandwidth_bytes_per_s"),
     )
     partials = 30 * 197 * 4 * 12
-    want = fig("h200", "gemm_kernel_floor_s") + max(tile, steps) + partials / bw
+    want = fig("h200", "gemm_kernel_floor_s") + extra("h200", "unaligned") + max(tile, steps) + partials / bw
     assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
 
 
@@ -168,7 +174,9 @@ def test_even_but_not_16_byte_aligned_gemm_loads_two_elements_at_a_time() -> Non
     # (256 + 128) elements per k at the per-SM element rate the word-aligned probe GEMMs imply
     per_sm_elems = word / 132 * (256 + 128) / (2 * 256 * 128)
     tile = (256 + 128) * 8190 / per_sm_elems
-    want = fig("h100", "gemm_kernel_floor_s") + 16 * tile + 15 * 2 * fig("h100", "dram_latency_s")
+    want = (
+        fig("h100", "gemm_kernel_floor_s") + extra("h100", "word") + 16 * tile + 15 * 2 * fig("h100", "dram_latency_s")
+    )
     assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
     # odd k: one element per load, at the unaligned rate; k a multiple of 8: the TMA path
     odd = kernel(roofcalc.analyze("gemm", "h100", m=8192, n=8192, k=8191), "gemm")
@@ -268,6 +276,38 @@ def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
     g = kernel(roofcalc.analyze("gemm", "h100", m=128), "gemm")
     floor = fig("h100", "gemm_kernel_floor_s")
     assert floor <= g.seconds <= floor + 2 * fig("h100", "dram_latency_s")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("card", ["h100", "h200"])
+def test_pre_hopper_gemm_kernels_pay_their_measured_extra(card: str, tmp_path: Path) -> None:
+    # The registry's figures are what validation/probe/gemm_floor_extra.py derives from the
+    # committed graph timings (rounded to 3 digits in the file)
+    spec = importlib.util.spec_from_file_location("gfe", KERNELS.parent / "probe" / "gemm_floor_extra.py")
+    assert spec is not None and spec.loader is not None
+    gfe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gfe)
+    record = json.loads((KERNELS / card / "kernels" / "gemm-floors.json").read_text())
+    res = gfe.residues(record, card)
+    for path in ("simt", "tf32", "unaligned", "word"):
+        assert extra(card, path) == pytest.approx(res[path] - res["tma"], rel=5e-3)
+    # Without the figure, each pre-Hopper path's kernel is faster by exactly its extra; the TMA
+    # path does not change
+    src = (Path(__file__).resolve().parent.parent / "hardware" / f"{card}.yaml").read_text().splitlines()
+    at = src.index("  gemm_kernel_floor_extra_s:")
+    f = tmp_path / "no-extra.yaml"
+    f.write_text("\n".join(src[:at] + src[at + 5 :]) + "\n")
+    for path, dtype, k in (
+        ("simt", "fp32", 4096),
+        ("tf32", "tf32", 4096),
+        ("unaligned", "bf16", 4095),
+        ("word", "bf16", 4094),
+    ):
+        with_it = kernel(roofcalc.analyze("gemm", card, m=4096, n=4096, k=k, dtype=dtype), "gemm")
+        without = kernel(roofcalc.analyze("gemm", str(f), m=4096, n=4096, k=k, dtype=dtype), "gemm")
+        assert with_it.seconds - without.seconds == pytest.approx(extra(card, path), rel=1e-6)  # type: ignore[attr-defined]
+        assert "pre-Hopper" in with_it.reason  # type: ignore[attr-defined]
+    tma = [kernel(roofcalc.analyze("gemm", h, m=4096), "gemm").seconds for h in (card, str(f))]  # type: ignore[attr-defined]
+    assert tma[0] == tma[1]
 
 
 def test_eager_rmsnorm_mean_is_pytorchs_row_reduction() -> None:

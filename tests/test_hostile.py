@@ -409,6 +409,20 @@ def test_expected_fractions_name_dtypes(tmp_path: Path) -> None:
     refused(invoke("hw", "show", "--hw-file", f), 2, f, "expected.tensor_fraction", "unknown dtype 'fp12'")
 
 
+def test_gemm_floor_extras_name_library_paths(tmp_path: Path) -> None:
+    data = copy.deepcopy(H100)
+    fig = {"value": 1e-6, "source": "props-h100", "kind": "measured"}
+    data["expected"] = {"gemm_kernel_floor_extra_s": {"tma": fig}}
+    f = _write(tmp_path, "hw.yaml", _with(data, "name", '"x"'))
+    refused(
+        invoke("hw", "show", "--hw-file", f),
+        2,
+        f,
+        "expected.gemm_kernel_floor_extra_s",
+        "unknown GEMM path 'tma'; known: simt, tf32, unaligned, word",
+    )
+
+
 # ------------------------------------------------------------------ numbers in op files
 
 
