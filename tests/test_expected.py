@@ -4,6 +4,7 @@ kernel shapes under validation/expected/)."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import math
@@ -308,6 +309,35 @@ def test_pre_hopper_gemm_kernels_pay_their_measured_extra(card: str, tmp_path: P
         assert "pre-Hopper" in with_it.reason  # type: ignore[attr-defined]
     tma = [kernel(roofcalc.analyze("gemm", h, m=4096), "gemm").seconds for h in (card, str(f))]  # type: ignore[attr-defined]
     assert tma[0] == tma[1]
+
+
+def test_dot_loads_span_twice_what_they_use_and_keep_that_in_flight() -> None:
+    # Nsight Compute on an H200 (validation/expected/h200/kernels/dot-ncu.csv): one global load
+    # instruction per element and operand, and per request twice the 32-byte sectors that 32
+    # lanes of the element size need
+    rows = list(csv.reader((KERNELS / "h200" / "kernels" / "dot-ncu.csv").read_text().splitlines()))
+    head = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+    got: dict[tuple[str, str], float] = {}
+    for r in rows[head + 1 :]:
+        d = dict(zip(rows[head], r, strict=False))
+        dtype = "bf16" if "bfloat16" in d["Kernel Name"] else "fp32"
+        got[(dtype, d["Metric Name"])] = float(d["Metric Value"].replace(",", ""))
+    for dtype, size in (("fp32", 4), ("bf16", 2)):
+        requests = got[(dtype, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")]
+        assert got[(dtype, "smsp__inst_executed_op_global_ld.sum")] * 32 == 2 * 134217728
+        assert got[(dtype, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")] / requests == 2 * 32 * size / 32
+    # so a thread of the 128-thread blocks has 2 x 2 elements on their way: in bf16, 16 blocks
+    # per SM keep 16 KiB in flight, which over the loaded latency is more than the card's read
+    # ceiling: the kernel streams at that ceiling (with 8 KiB it would not)
+    hw = load_hardware("h100")
+    ceiling = hw.bandwidth * fig("h100", "dram_read_fraction")
+    assert 132 * 16 * 128 * 4 * 2 / fig("h100", "loaded_latency_s") > ceiling
+    assert 132 * 16 * 128 * 2 * 2 / fig("h100", "loaded_latency_s") < ceiling
+    d = kernel(roofcalc.analyze("dot", "h100", n=134217728, dtype="bf16"), "dot_kernel")
+    bw = ceiling
+    moved = 2 * 134217728 * 2
+    issue = 0.5 * 134217728 / (4 * float(load_hardware("h100").clocks.boost_mhz.value) * 1e6 * 132)
+    assert d.seconds == pytest.approx(moved / bw + issue / 16, rel=1e-6)  # type: ignore[attr-defined]
 
 
 def test_eager_rmsnorm_mean_is_pytorchs_row_reduction() -> None:
