@@ -380,8 +380,9 @@ class Expected(_Strict):
     gemm_kernel_floor_s: PositiveFigure | None = None
     # what a GEMM kernel of cuBLAS's pre-Hopper families (CUTLASS 2.x, sm80 xmma: cp.async
     # pipelines, the epilogue through shared memory) costs on top of gemm_kernel_floor_s, per
-    # library path (GEMM_PATHS): simt (FP32, TF32 off), tf32, unaligned (16-bit, a leading
-    # dimension not a multiple of 4 bytes), word (16-bit, multiples of 4 bytes, not of 16).
+    # library path (GEMM_PATHS): simt (FP32, TF32 off), tf32, unaligned (a leading dimension
+    # not a multiple of 16 bytes; in 16 bits, not of 4 either), word (16-bit, leading
+    # dimensions in multiples of 4 bytes, not all of 16).
     # Measured (validation/bench/gemm_floors.py): a 1024 x 1024 GEMM of one k-block on the path
     # and on the TMA path, each one kernel, per node of a CUDA graph; the difference of what
     # the model leaves unexplained in each

@@ -14,7 +14,8 @@ import pytest
 
 import roofcalc
 from roofcalc.dtypes import ELEMENT_BYTES
-from roofcalc.hardware import load_hardware
+from roofcalc.expected import GEMM_TILES
+from roofcalc.hardware import GEMM_PATHS, load_hardware
 
 KERNELS = Path(__file__).resolve().parent.parent / "validation" / "expected"
 
@@ -289,7 +290,9 @@ def test_pre_hopper_gemm_kernels_pay_their_measured_extra(card: str, tmp_path: P
     spec.loader.exec_module(gfe)
     record = json.loads((KERNELS / card / "kernels" / "gemm-floors.json").read_text())
     res = gfe.residues(record, card)
-    for path in ("simt", "tf32", "unaligned", "word"):
+    # the paths a hardware file may name are the model's, less the TMA one the floor is of
+    assert set(GEMM_TILES) == {"tma", *GEMM_PATHS}
+    for path in GEMM_PATHS:
         assert extra(card, path) == pytest.approx(res[path] - res["tma"], rel=5e-3)
     # Without the figure, each pre-Hopper path's kernel is faster by exactly its extra; the TMA
     # path does not change
