@@ -24,9 +24,10 @@ Pure functions: no I/O, no printing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from .dtypes import ELEMENT_BYTES
 from .errors import DomainError
 from .hardware import Hardware
 from .record import Record
@@ -425,6 +426,34 @@ def gemv_unaligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     return n == 1 and dtype_bytes == 2 and (m % 8 != 0 or k % 8 != 0)
 
 
+def gemm_path(dtype: str, aligned: bool, word: bool) -> str:
+    """Which of cuBLAS's kernel families a GEMM runs on Hopper, as the model names them: the
+    TMA kernels, or a pre-Hopper one (GEMM_PATHS of hardware.py)."""
+    if dtype in ("fp32", "fp64"):
+        return "simt"
+    if word:
+        return "word"
+    if not aligned:
+        return "unaligned"
+    return "tf32" if dtype == "tf32" else "tma"
+
+
+def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s: float) -> tuple[str, float]:
+    """A GEMM timed per CUDA-graph node: its path, and what the model leaves unexplained in it
+    (the node less graph_floor_s and less the kernels' modelled time without any path's extra
+    fixed cost). Of two such GEMMs, one on a pre-Hopper path and one on the TMA path, the
+    difference of residues is that path's gemm_kernel_floor_extra_s."""
+    size: float = ELEMENT_BYTES[dtype]  # type: ignore[assignment]  # exact (a Fraction), as roofline passes it
+    aligned = gemm_aligned(m, n, k, size) or dtype in ("fp32", "fp64")
+    word = not aligned and size == 2 and ld_alignment(n, k, size) >= 4
+    c = replace(card(hw), gemm_floor_extra=())
+    g = Kernel(name="gemm", model="gemm", help="", dtype=dtype, m=m, n=n, k=k)
+    modelled = 0.0
+    for e in _gemm(hw, c, g, size):
+        modelled += e.seconds
+    return gemm_path(dtype, aligned, word), node_s - c.graph_floor - modelled
+
+
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
     """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
@@ -437,17 +466,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     # tile search in rational arithmetic)
     dtype_bytes = float(dtype_bytes)
     rate = tensor_rate(hw, k.dtype, aligned, word)
-    path = (
-        "simt"
-        if k.dtype in ("fp32", "fp64")
-        else "word"
-        if word
-        else "unaligned"
-        if not aligned
-        else "tf32"
-        if k.dtype == "tf32"
-        else "tma"
-    )
+    path = gemm_path(k.dtype, aligned, word)
     bk, stages = GEMM_PIPELINE[path]
     # a kernel of cuBLAS's pre-Hopper families costs more than a TMA kernel's fixed cost
     extra = dict(c.gemm_floor_extra).get(path, 0.0) if c.gemm_floor else 0.0

@@ -916,3 +916,36 @@ def test_a_saved_report_with_malformed_rows_is_refused(tmp_path: Path, edit: Any
     res = probe_cli("--report", str(path))
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert f"{path}: {message.format(i=i)}" in res.output
+
+
+@pytest.mark.parametrize("dev", ["h100", "h200"])
+def test_calibration_derives_the_pre_hopper_gemm_floors(dev: str) -> None:
+    """The probe's one-k-block GEMM rows give expected.gemm_kernel_floor_extra_s as the registry
+    has it from validation/bench/gemm_floors.py: here the bench's own timings, put in a saved
+    probe run as the probe would record them."""
+    saved = json.loads((VALIDATION / "probe" / dev / "probe.json").read_text())
+    raw = copy.deepcopy(saved["raw"])
+    bench = json.loads((VALIDATION / "expected" / dev / "kernels" / "gemm-floors.json").read_text())
+    names = {"bfloat16": "bf16"}
+    for case in bench["cases"]:
+        p = case.get("params") or {}
+        if p.get("m") == 1024 and len(case["kernels"]) == 1:
+            dtype = names.get(case["dtype"]) or ("tf32" if case["allow_tf32"] else "fp32")
+            raw["torch"]["gemm"].append(
+                {
+                    "label": "one k-block in a graph",
+                    "dtype": dtype,
+                    **p,
+                    "samples_s": case["per_node_s"],
+                    "verified": True,
+                }
+            )
+    base = load_hardware(dev)
+    doc = calibrated_hardware(base, raw, _meta(saved))
+    got = doc["expected"]["gemm_kernel_floor_extra_s"]
+    for path, fig in base.expected.gemm_kernel_floor_extra_s.items():
+        assert got[path]["source"] == "probe" and "less its modelled time" in got[path]["note"]
+        assert got[path]["value"] == pytest.approx(float(fig.value), rel=5e-3)
+    # without those rows the calibration keeps the registry's figures
+    kept = calibrated_hardware(base, saved["raw"], _meta(saved))["expected"]["gemm_kernel_floor_extra_s"]
+    assert all(kept[p]["source"] == "bench-gemm-floors" for p in kept)

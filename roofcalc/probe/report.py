@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import DomainError
-from ..hardware import MIN_FIGURE, Expected, Hardware
+from ..expected import gemm_floor_residue
+from ..hardware import GEMM_PATHS, MIN_FIGURE, Expected, Hardware
 
 SCHEMA_VERSION = 2  # of the report (probe --json)
 CALIBRATION_SCHEMA = 2  # of the calibration file (written where the model has a 'schema' field)
@@ -888,6 +889,25 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
             f"a bf16 {r.m}x{r.n}x{r.k} GEMM (one tile, one k-block) per node of a CUDA graph of "
             "them, less graph_floor_s (an empty kernel's node): a library GEMM kernel's fixed cost",
         )
+    # what the model leaves unexplained in each 1024 x 1024 one-k-block GEMM of a graph; on a
+    # pre-Hopper path less on the TMA one (both nodes' floors, the graph's and the GEMM's, cancel)
+    residue: dict[str, tuple[float, GemmRow]] = {}
+    for r in rows:
+        if r.label == "one k-block in a graph" and r.verified and r.median_s:
+            path, left = gemm_floor_residue(hw, r.dtype, r.m, r.n, r.k, r.median_s)
+            residue[path] = (left, r)
+    if "tma" in residue:
+        tma, t = residue["tma"]
+        for path in GEMM_PATHS:
+            if path in residue:
+                left, r = residue[path]
+                put(
+                    "gemm_kernel_floor_extra_s",
+                    left - tma,
+                    f"{r.dtype} {r.m}x{r.n}x{r.k} per CUDA-graph node less its modelled time ({_fmt_s(left)}), less "
+                    f"the same for bf16 {t.m}x{t.n}x{t.k} on the TMA path ({_fmt_s(tma)}); {hw.id}'s figures",
+                    key=path,
+                )
     wb = raw.get("torch", {}).get("writeback")
     if wb and wb.get("verified") and "dram_read" in ceil:
         extra = float(wb["dirty_median_s"]) - float(wb["clean_median_s"])

@@ -342,6 +342,15 @@ GEMM_SHAPES: list[tuple[str, str, int, int, int]] = [
     # one 128x128 tile, one k-block: the fixed cost of a library GEMM kernel (timed per GEMM in
     # a CUDA graph of GRAPH_GEMMS of them, so the launch and event floors are out)
     ("one tile in a graph", "bf16", 128, 128, 128),
+    # 1024 x 1024 GEMMs of one k-block, per node of a CUDA graph, on the TMA path and on each of
+    # cuBLAS's pre-Hopper paths (one kernel each on an H100 and an H200:
+    # validation/expected/*/kernels/gemm-floors.json): what a pre-Hopper kernel adds to the
+    # fixed cost (expected.gemm_kernel_floor_extra_s)
+    ("one k-block in a graph", "bf16", 1024, 1024, 64),
+    ("one k-block in a graph", "fp32", 1024, 1024, 8),
+    ("one k-block in a graph", "tf32", 1024, 1024, 16),
+    ("one k-block in a graph", "bf16", 1024, 1024, 31),
+    ("one k-block in a graph", "bf16", 1024, 1024, 30),
     # torch.mv, y = A x with A m x k (n = 1): aligned, cuBLASLt streams A with its GEMM kernels;
     # with m or k not a multiple of 8, cuBLAS's gemv2T/gemvx kernels take it
     # (validation/expected/h200/kernels/kshapes-gemv-seed*.json)
@@ -392,21 +401,30 @@ def dirty_writeback(torch: Any, reps: int) -> dict[str, Any]:
 GRAPH_GEMMS = 200
 
 
-def _graph_gemm(torch: Any, m: int, n: int, k: int, reps: int) -> tuple[list[float], bool, str]:
-    """Time per bf16 GEMM when GRAPH_GEMMS of them are replayed from one CUDA graph."""
-    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    torch.mm(a, b, out=c)  # cuBLAS picks and loads its kernel outside the capture
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(GRAPH_GEMMS):
-            torch.mm(a, b, out=c)
-    times = [t / GRAPH_GEMMS for t in _sample_times(torch, graph.replay, reps)]
-    err = _rel_err(torch, c.float(), a.float() @ b.float())
+def _graph_gemm(
+    torch: Any, m: int, n: int, k: int, reps: int, dtype_name: str = "bf16"
+) -> tuple[list[float], bool, str]:
+    """Time per GEMM (bf16; fp32 with TF32 off; tf32) when GRAPH_GEMMS of them are replayed
+    from one CUDA graph."""
+    dt = torch.bfloat16 if dtype_name == "bf16" else torch.float32
+    _set_tf32(torch, dtype_name == "tf32")
+    try:
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        b = torch.randn(k, n, device="cuda", dtype=dt)
+        c = torch.empty(m, n, device="cuda", dtype=dt)
+        torch.mm(a, b, out=c)  # cuBLAS picks and loads its kernel outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(GRAPH_GEMMS):
+                torch.mm(a, b, out=c)
+        times = [t / GRAPH_GEMMS for t in _sample_times(torch, graph.replay, reps)]
+        err = _rel_err(torch, c.double(), a.double() @ b.double())
+    finally:
+        _set_tf32(torch, False)
     del a, b, c, graph
-    return times, err < 3e-2, f"rel. error {err:.1e} vs float32 (limit 3e-2)"
+    tol = 1e-4 if dtype_name == "fp32" else 3e-2  # fp32: tight enough to prove TF32 was off
+    return times, err < tol, f"rel. error {err:.1e} vs float64 (limit {tol:g})"
 
 
 def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
@@ -445,9 +463,11 @@ def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
                 ok, check = err < 3e-2, f"rel. error {err:.1e} vs float64 on {rows} rows (limit 3e-2)"
                 rec["impl"] = "torch.mv (cuBLAS)"
                 del a, x, y
-            elif label == "one tile in a graph":
-                times, ok, check = _graph_gemm(torch, m, n, k, reps)
-                rec["impl"] = f"torch.mm into one output, {GRAPH_GEMMS} per CUDA graph; time per GEMM"
+            elif label in ("one tile in a graph", "one k-block in a graph"):
+                times, ok, check = _graph_gemm(torch, m, n, k, reps, dtype_name)
+                rec["impl"] = f"torch.mm into one output, {GRAPH_GEMMS} per CUDA graph; time per GEMM" + (
+                    ", allow_tf32=False" if dtype_name == "fp32" else ""
+                )
             else:
                 dt = torch.bfloat16 if dtype_name == "bf16" else torch.float32
                 _set_tf32(torch, False)

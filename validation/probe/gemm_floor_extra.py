@@ -13,28 +13,26 @@ node) cancels.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
-from roofcalc import expected as ex
+from roofcalc.expected import gemm_floor_residue
 from roofcalc.hardware import GEMM_PATHS, load_hardware
 
-DTYPES = {"bfloat16": ("bf16", 2), "float16": ("fp16", 2)}
+DTYPES = {"bfloat16": "bf16", "float16": "fp16"}
 
 
 def residues(record: dict, hw_name: str) -> dict[str, float]:
     hw = load_hardware(hw_name)
-    c = dataclasses.replace(ex.card(hw), gemm_floor_extra=())
     out: dict[str, float] = {}
     for case in record["cases"]:
         p = case.get("params") or {}
         if not case.get("path") or p.get("m") != 1024 or p.get("n") != 1024 or len(case.get("kernels", [])) != 1:
             continue
-        dtype, size = DTYPES.get(case["dtype"]) or (("tf32" if case["allow_tf32"] else "fp32"), 4)
-        k = ex.Kernel(name="gemm", model="gemm", help="", dtype=dtype, m=p["m"], n=p["n"], k=p["k"])
-        model = sum(e.seconds for e in ex.kernel_time(hw, c, k, size))
-        out[case["path"]] = case["median_s"] - c.graph_floor - model
+        dtype = DTYPES.get(case["dtype"]) or ("tf32" if case["allow_tf32"] else "fp32")
+        path, res = gemm_floor_residue(hw, dtype, p["m"], p["n"], p["k"], case["median_s"])
+        assert path == case["path"], (path, case["label"])
+        out[path] = res
     return out
 
 
