@@ -426,6 +426,14 @@ def gemv_unaligned(m: int, n: int, k: int, dtype_bytes: float) -> bool:
     return n == 1 and dtype_bytes == 2 and (m % 8 != 0 or k % 8 != 0)
 
 
+def _alignment(dtype: str, m: int, n: int, k: int, dtype_bytes: float) -> tuple[bool, bool]:
+    """(aligned: every leading dimension a multiple of 16 bytes, or FP32/FP64, whose kernels
+    do not need it; word: 16-bit operands whose rows start on 4-byte boundaries, loaded two
+    elements at a time)."""
+    aligned = gemm_aligned(m, n, k, dtype_bytes) or dtype in ("fp32", "fp64")
+    return aligned, not aligned and dtype_bytes == 2 and ld_alignment(n, k, dtype_bytes) >= 4
+
+
 def gemm_path(dtype: str, aligned: bool, word: bool) -> str:
     """Which of cuBLAS's kernel families a GEMM runs on Hopper, as the model names them: the
     TMA kernels, or a pre-Hopper one (GEMM_PATHS of hardware.py)."""
@@ -444,8 +452,7 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
     fixed cost). Of two such GEMMs, one on a pre-Hopper path and one on the TMA path, the
     difference of residues is that path's gemm_kernel_floor_extra_s."""
     size: float = ELEMENT_BYTES[dtype]  # type: ignore[assignment]  # exact (a Fraction), as roofline passes it
-    aligned = gemm_aligned(m, n, k, size) or dtype in ("fp32", "fp64")
-    word = not aligned and size == 2 and ld_alignment(n, k, size) >= 4
+    aligned, word = _alignment(dtype, m, n, k, size)
     c = replace(card(hw), gemm_floor_extra=())
     g = Kernel(name="gemm", model="gemm", help="", dtype=dtype, m=m, n=n, k=k)
     modelled = 0.0
@@ -457,9 +464,7 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
     """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
-    aligned = gemm_aligned(k.m, k.n, k.k, dtype_bytes) or k.dtype in ("fp32", "fp64")
-    # 16-bit operands whose rows start on 4-byte boundaries load two elements at a time
-    word = not aligned and dtype_bytes == 2 and ld_alignment(k.n, k.k, dtype_bytes) >= 4
+    aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
     gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
     # counts below are times and rates, in floating point (a Fraction would carry the whole

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -317,6 +318,14 @@ SM_LIMITS: dict[str, int] = {
 }
 
 
+def _keys_among(v: dict[str, PositiveFigure], known: Sequence[str], what: str) -> dict[str, PositiveFigure]:
+    """A per-key table of figures whose keys must be among ``known``."""
+    for key in v:
+        if key not in known:
+            raise ValueError(f"unknown {what} {_clip(key)!r}; known: {', '.join(known)}")
+    return v
+
+
 class Expected(_Strict):
     """Figures the expected-time model uses (what real kernels achieve), beside the peaks.
 
@@ -417,18 +426,12 @@ class Expected(_Strict):
     @field_validator("gemm_kernel_floor_extra_s")
     @classmethod
     def _paths(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
-        for path in v:
-            if path not in GEMM_PATHS:
-                raise ValueError(f"unknown GEMM path {_clip(path)!r}; known: {', '.join(GEMM_PATHS)}")
-        return v
+        return _keys_among(v, GEMM_PATHS, "GEMM path")
 
     @field_validator("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction")
     @classmethod
     def _dtypes(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
-        for dt in v:
-            if dt not in DTYPES:
-                raise ValueError(f"unknown dtype {_clip(dt)!r}; known: {', '.join(DTYPES)}")
-        return v
+        return _keys_among(v, DTYPES, "dtype")
 
 
 class Calibration(_Strict):
