@@ -474,7 +474,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     path = gemm_path(k.dtype, aligned, word)
     bk, stages = GEMM_PIPELINE[path]
     # a kernel of cuBLAS's pre-Hopper families costs more than a TMA kernel's fixed cost
-    extra = dict(c.gemm_floor_extra).get(path, 0.0) if c.gemm_floor else 0.0
+    extra = dict(c.gemm_floor_extra).get(path, 0.0)
     floor = c.gemm_floor + extra
     per_sm = rate / c.sms
     # The unaligned fallback loads its operands an element at a time (a leading dimension not a
@@ -553,7 +553,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         why += f"; {k.dtype} on CUDA cores"
     why += f"; {rate / 1e12:,.0f} TFLOP/s achievable"
     if extra:
-        why += f"; {floor * 1e6:.1f} us fixed per kernel ({extra * 1e6:.2f} of it for a pre-Hopper kernel, measured)"
+        why += f"; {floor * 1e6:.1f} us fixed per kernel ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)"
     elif floor:
         why += f"; {floor * 1e6:.1f} us fixed per kernel"
     out = [

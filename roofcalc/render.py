@@ -270,7 +270,7 @@ def _fig_value(path: str, value: Any) -> str:
         return fmt_bytes(value)
     if path.endswith("_mhz"):
         return f"{value:g} MHz"
-    if path.endswith("_s"):
+    if path.endswith("_s") or path.rsplit(".", 1)[0].endswith("_s"):  # a time, or a table of times by key
         return fmt_time(value)
     return f"{value:g}"
 

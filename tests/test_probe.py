@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from roofcalc.cli import cli
 from roofcalc.errors import DomainError, InputError
+from roofcalc.expected import gemm_floor_residue
 from roofcalc.hardware import Calibration, Expected, Hardware, load_calibration, load_hardware, load_hardware_file
 from roofcalc.probe import nccl_bench, runner
 from roofcalc.probe.command import probe as probe_command
@@ -949,3 +950,36 @@ def test_calibration_derives_the_pre_hopper_gemm_floors(dev: str) -> None:
     # without those rows the calibration keeps the registry's figures
     kept = calibrated_hardware(base, saved["raw"], _meta(saved))["expected"]["gemm_kernel_floor_extra_s"]
     assert all(kept[p]["source"] == "bench-gemm-floors" for p in kept)
+
+
+def test_odd_one_k_block_rows_are_left_out_not_fatal() -> None:
+    """A one-k-block row of a dtype the derivation does not take, a TMA row the report rejects as
+    impossible, and duplicates: the calibration is still written; the impossible row is not the
+    reference; of two rows of one path the median (of two, the larger) is taken."""
+    saved = json.loads((VALIDATION / "probe" / "h100" / "probe.json").read_text())
+    base = load_hardware("h100")
+
+    def row(dtype: str, m: int, k: int, s: float) -> dict[str, Any]:
+        return {
+            "label": "one k-block in a graph",
+            "dtype": dtype,
+            "m": m,
+            "n": m,
+            "k": k,
+            "samples_s": [s] * 5,
+            "verified": True,
+        }
+
+    raw = copy.deepcopy(saved["raw"])
+    raw["torch"]["gemm"] += [row("bogus", 1024, 8, 4e-6), row("fp4", 1024, 64, 4e-6), row("bf16", 10**6, 64, 3e-6)]
+    raw["torch"]["gemm"] += [row("fp32", 1024, 8, 4.0e-6), row("fp32", 1024, 8, 9.0e-6)]
+    doc = calibrated_hardware(base, raw, _meta(saved))
+    extra = doc["expected"]["gemm_kernel_floor_extra_s"]
+    assert all(f["source"] == "bench-gemm-floors" for f in extra.values())  # no usable TMA reference
+    raw["torch"]["gemm"].append(row("bf16", 1024, 64, 3.4e-6))
+    simt = calibrated_hardware(base, raw, _meta(saved))["expected"]["gemm_kernel_floor_extra_s"]["simt"]
+    want = (
+        gemm_floor_residue(base, "fp32", 1024, 1024, 8, 9.0e-6)[1]
+        - gemm_floor_residue(base, "bf16", 1024, 1024, 64, 3.4e-6)[1]
+    )
+    assert simt["source"] == "probe" and simt["value"] == pytest.approx(want, rel=1e-9)

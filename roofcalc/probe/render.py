@@ -404,8 +404,10 @@ def _expected(c: Console, r: ProbeReport) -> None:
         return
     t = _table("written to the calibration's expected: section", ["figure", "value", "how"], left=("figure", "how"))
 
-    def show(name: str, fig: dict[str, Any]) -> None:
+    def show(name: str, fig: dict[str, Any], key: str | None = None) -> None:
+        """One figure; ``key``: its key in a table of figures (per dtype, per path) named ``name``."""
         v = float(fig["value"])
+        label = f"{name}.{key}" if key else name
         if "bytes_per_s" in name or name.startswith("read_bandwidth"):
             text = _value("B/s", v)
         elif name.endswith("_s"):
@@ -416,14 +418,14 @@ def _expected(c: Console, r: ProbeReport) -> None:
             text = f"{v:.3g}"
         else:
             text = f"{v:.1%}"
-        t.add_row(escape(name), text, escape(str(fig.get("note", ""))[:110]))
+        t.add_row(escape(label), text, escape(str(fig.get("note", ""))[:110]))
 
     for name, fig in r.expected.items():
         if "value" in fig:
             show(name, fig)
         else:
             for key, sub in fig.items():
-                show(f"{name}.{key}", sub)
+                show(name, sub, key)
     c.print(t)
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import DomainError
 from ..expected import gemm_floor_residue
-from ..hardware import GEMM_PATHS, MIN_FIGURE, Expected, Hardware
+from ..hardware import GEMM_PATHS, MAX_FIGURE, MIN_FIGURE, Expected, Hardware
 
 SCHEMA_VERSION = 2  # of the report (probe --json)
 CALIBRATION_SCHEMA = 2  # of the calibration file (written where the model has a 'schema' field)
@@ -672,8 +672,8 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
     missing: set[str] = set()
 
     def put(name: str, value: float | int, note: str, key: str | None = None) -> None:
-        if not (value >= MIN_FIGURE and math.isfinite(value)):
-            notes.append(f"calibration: expected.{name} not written (measured {value!r})")
+        if not (MIN_FIGURE <= value <= MAX_FIGURE and math.isfinite(value)):
+            notes.append(f"calibration: expected.{name}{'.' + key if key else ''} not written (measured {value!r})")
             return
         if name not in fields:
             if name not in missing:
@@ -891,16 +891,21 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         )
     # what the model leaves unexplained in each 1024 x 1024 one-k-block GEMM of a graph; on a
     # pre-Hopper path less on the TMA one (both nodes' floors, the graph's and the GEMM's, cancel)
-    residue: dict[str, tuple[float, GemmRow]] = {}
-    for r in rows:
-        if r.label == "one k-block in a graph" and r.verified and r.median_s:
+    residue: dict[str, list[tuple[float, GemmRow]]] = {}
+    for r in usable:
+        if r.label != "one k-block in a graph" or r.dtype not in ("bf16", "fp32", "tf32") or not r.median_s:
+            continue
+        try:
             path, left = gemm_floor_residue(hw, r.dtype, r.m, r.n, r.k, r.median_s)
-            residue[path] = (left, r)
+        except DomainError as e:  # the base file lacks a figure the model needs for it
+            notes.append(f"calibration: GEMM {r.dtype} {r.m}x{r.n}x{r.k} ({r.label}) not used: {e}")
+            continue
+        residue.setdefault(path, []).append((left, r))
     if "tma" in residue:
-        tma, t = residue["tma"]
+        tma, t = sorted(residue["tma"], key=lambda x: x[0])[len(residue["tma"]) // 2]
         for path in GEMM_PATHS:
             if path in residue:
-                left, r = residue[path]
+                left, r = sorted(residue[path], key=lambda x: x[0])[len(residue[path]) // 2]
                 put(
                     "gemm_kernel_floor_extra_s",
                     left - tma,
