@@ -343,6 +343,29 @@ def test_dot_loads_span_twice_what_they_use_and_keep_that_in_flight() -> None:
     assert d.seconds == pytest.approx(moved / bw + issue / 16, rel=1e-6)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("dtype", "eight_rows_in"), [("bf16", "ops-rand11.json"), ("fp32", "ops-rand10.json")])
+def test_layernorm_affine_loads_ride_with_the_second_read(dtype: str, eight_rows_in: str) -> None:
+    # PyTorch's vectorized_layer_norm_kernel loads x, gamma and beta in the same steps of its
+    # second pass, so gamma and beta add no time of their own to a block: one row of 4096
+    # measured the same as eight (one block per row, each on its own SM) on the H100
+    def measured(name: str, rows: int) -> float:
+        cases = json.loads((KERNELS / "h100" / name).read_text())["cases"]
+        return float(
+            next(
+                c["median_s"]
+                for c in cases
+                if c["op"] == "layernorm"
+                and c["dtype"] == dtype
+                and c["params"]["rows"] == rows
+                and c["params"]["cols"] == 4096
+            )
+        )
+
+    seen = measured("ops.json", 1) / measured(eight_rows_in, 8)
+    one, eight = (roofcalc.analyze("layernorm", "h100", rows=r, cols=4096, dtype=dtype).expected_s for r in (1, 8))
+    assert 0.95 < seen < 1.05 and one / eight == pytest.approx(seen, abs=0.05)
+
+
 def test_eager_rmsnorm_mean_is_pytorchs_row_reduction() -> None:
     # PyTorch's reduce_kernel for the mean of 32 rows of 4096 fp32: grid [2] of (32, 16) threads,
     # one warp per row (validation/expected/h100/llm-kernels.json, decode eager batch 32)
