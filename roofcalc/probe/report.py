@@ -901,11 +901,16 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
             notes.append(f"calibration: GEMM {r.dtype} {r.m}x{r.n}x{r.k} ({r.label}) not used: {e}")
             continue
         residue.setdefault(path, []).append((left, r))
+
+    def middle(found: list[tuple[float, GemmRow]]) -> tuple[float, GemmRow]:
+        """Of a path's rows, the one with the median residue (of two, the larger)."""
+        return sorted(found, key=lambda x: x[0])[len(found) // 2]
+
     if "tma" in residue:
-        tma, t = sorted(residue["tma"], key=lambda x: x[0])[len(residue["tma"]) // 2]
+        tma, t = middle(residue["tma"])
         for path in GEMM_PATHS:
             if path in residue:
-                left, r = sorted(residue[path], key=lambda x: x[0])[len(residue[path]) // 2]
+                left, r = middle(residue[path])
                 put(
                     "gemm_kernel_floor_extra_s",
                     left - tma,

@@ -401,6 +401,11 @@ def dirty_writeback(torch: Any, reps: int) -> dict[str, Any]:
 GRAPH_GEMMS = 200
 
 
+def _gemm_tolerance(dtype_name: str) -> float:
+    """Relative error a GEMM result may have against float64: fp32 tight enough to prove TF32 was off."""
+    return 1e-4 if dtype_name == "fp32" else 3e-2
+
+
 def _graph_gemm(
     torch: Any, m: int, n: int, k: int, reps: int, dtype_name: str = "bf16"
 ) -> tuple[list[float], bool, str]:
@@ -423,7 +428,7 @@ def _graph_gemm(
     finally:
         _set_tf32(torch, False)
     del a, b, c, graph
-    tol = 1e-4 if dtype_name == "fp32" else 3e-2  # fp32: tight enough to prove TF32 was off
+    tol = _gemm_tolerance(dtype_name)
     return times, err < tol, f"rel. error {err:.1e} vs float64 (limit {tol:g})"
 
 
@@ -477,7 +482,7 @@ def gemm_efficiency(torch: Any, reps: int) -> list[dict[str, Any]]:
                 c = torch.matmul(a, b)
                 rows = min(32, m)
                 err = _rel_err(torch, c[:rows], a[:rows].double() @ b.double())
-                tol = 1e-4 if dtype_name == "fp32" else 3e-2
+                tol = _gemm_tolerance(dtype_name)
                 ok = err < tol
                 check = f"rel. error {err:.1e} vs float64 on {rows} rows (limit {tol:g})"
                 rec["impl"] = "torch.matmul (cuBLAS)" + (", allow_tf32=False" if dtype_name == "fp32" else "")
