@@ -67,7 +67,11 @@ GEMM_TILES: dict[str, tuple[tuple[int, int], ...]] = {
 # unaligned fallback (cutlass_75 s1688gemm, 32 k per step) splits down to about two k-steps
 # when its tiles are few (the bf16 kernels of validation/expected/h200/kernels/kshapes-rand*.json:
 # 64x64 tiles, 5 to 33 splits of 30 to 300 k each, where few tiles would leave SMs idle).
-MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "word": 64, "simt": 512, "tf32": 512}
+# The FP32 SIMT kernels (cutlass_80_simt_sgemm 128x32 and 64x64, then cublasLt's
+# splitKreduce) do the same: with few tiles they cut k into slices of about 64 (k 920 into
+# 16, 1,728 into 27, 2,008 into 32, 1,024 into 16: validation/expected/h100/kernels/
+# skinny-fp32.json).
+MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "word": 64, "simt": 64, "tf32": 512}
 # a GEMM with at most this many rows (or columns) is the weight-streaming kind cuBLAS runs with
 # its narrow-tile kernels (the 8- to 64-wide tiles in GEMM_TILES), like the probe's 16-row case
 SKINNY_ROWS = 64

@@ -161,6 +161,33 @@ def test_unaligned_small_gemm_splits_k_as_cublas_does() -> None:
     assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
 
 
+def test_fp32_gemm_with_few_tiles_slices_k_as_cublas_does() -> None:
+    # 21 x 216 x 920 fp32: cuBLAS ran cutlass_80_simt_sgemm_64x64 with grid [4, 1, 16] (16 slices
+    # of k, about 58 each), then cublasLt's splitKreduce (validation/expected/h100/kernels/
+    # skinny-fp32.json). The model keeps slices of at least 64: 920 // 64 = 14 of them.
+    sweep = json.loads((KERNELS / "h100" / "kernels" / "skinny-fp32.json").read_text())
+    case = next(c for c in sweep["cases"] if (c["m"], c["n"], c["k"]) == (21, 216, 920))
+    first, second = case["kernels"]
+    assert "simt_sgemm_64x64" in first["name"] and first["grid"] == [4, 1, 16] and "splitKreduce" in second["name"]
+    g = kernel(roofcalc.analyze("gemm", "h100", m=21, n=216, k=920, dtype="fp32"), "gemm")
+    assert g.reason.startswith("32x64 tiles: 4 x 14 k-splits")  # type: ignore[attr-defined]
+
+
+def test_fp32_gemms_with_few_rows_match_their_committed_sweep() -> None:
+    """FP32 GEMMs of 8 to 48 rows (validation/expected/h100/kernels/skinny-fp32.json, 118 shapes
+    timed as ops_bench.py times them): median measured/expected within [0.9, 1.1] and three
+    quarters within [0.8, 1.25]. Slices of 512 k (the TMA kernels' figure) put 56% there."""
+    sweep = json.loads((KERNELS / "h100" / "kernels" / "skinny-fp32.json").read_text())
+    hw = load_hardware("h100")
+    ratios = sorted(
+        c["median_s"] / roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32").expected_s
+        for c in sweep["cases"]
+    )
+    assert len(ratios) == 118
+    assert 0.9 <= ratios[len(ratios) // 2] <= 1.1
+    assert sum(0.8 <= r <= 1.25 for r in ratios) >= 0.75 * len(ratios)
+
+
 def test_even_but_not_16_byte_aligned_gemm_loads_two_elements_at_a_time() -> None:
     # 8192 x 8192 x 8190 bf16: k even, not a multiple of 8. cuBLAS ran a cutlass_80 s16816
     # 256x128_64x3 "align2" kernel at 275-285 TFLOP/s, twice the odd-k cutlass_75 "align1" one
