@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any, Union
@@ -101,7 +102,7 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
 class Formula:
     """A parsed, checked formula. ``Formula("2*m*n*k", names={"m","n","k"})``."""
 
-    __slots__ = ("_memo", "_order", "names", "text", "tree")
+    __slots__ = ("_get", "_memo", "_order", "names", "text", "tree")
 
     def __init__(self, text: str | int | float, names: Iterable[str]) -> None:
         if isinstance(text, bool):
@@ -126,9 +127,12 @@ class Formula:
         self.tree = tree.body
         self.names = frozenset(used)
         self._order = tuple(sorted(used))
+        # the values of the names used, as a tuple, straight from the mapping (a KeyError for
+        # a name it lacks, as env[name] gives)
+        self._get = operator.itemgetter(*self._order, *self._order[:1]) if self._order else None
         # results by the values of the names used: a formula is a pure function of them, and a
         # sweep or a report evaluates the same few formulas with the same few values many times
-        self._memo: dict[tuple[tuple[type, Value], ...], Value] = {}
+        self._memo: dict[tuple[Any, ...], Value] = {}
 
     def __repr__(self) -> str:
         return f"Formula({self.text!r})"
@@ -142,7 +146,9 @@ class Formula:
 
     def evaluate(self, env: Mapping[str, Value]) -> Value:
         # the type is part of the key: 1, 1.0 and True are equal but evaluate differently
-        key = tuple([(type(v), v) for v in map(env.__getitem__, self._order)])
+        get = self._get
+        vals = get(env) if get is not None else ()
+        key = (vals, *map(type, vals))
         hit = self._memo.get(key, _MISSING)
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]

@@ -575,10 +575,16 @@ def _load_builtin(stem: str) -> Hardware:
 def load_hardware_file(path: str | Path) -> Hardware:
     """Load a user's hardware YAML file."""
     p = Path(path)
-    label = str(p)
-    data = parse_yaml(read_text(p, what="hardware file"), label)
+    return _hardware_from_text(read_text(p, what="hardware file"), str(p), p.stem.lower())
+
+
+@functools.lru_cache(maxsize=32)
+def _hardware_from_text(text: str, label: str, stem: str) -> Hardware:
+    """A hardware file's text, parsed and checked: remembered by its text and name (a Hardware
+    is frozen), since one process may load the same calibration for every case of a report.
+    A file that fails raises each time (lru_cache keeps no exceptions)."""
+    data = parse_yaml(text, label)
     if "id" not in data:
-        stem = p.stem.lower()
         data["id"] = stem if stem and stem[0].isalnum() else "custom"
     return validate(Hardware, data, label)
 

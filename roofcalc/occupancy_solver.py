@@ -21,7 +21,7 @@ must.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .errors import DomainError, InputError
 from .hardware import Hardware, derived, load_hardware
@@ -122,11 +122,59 @@ class _Raw(Record):
     smem_config: int
 
 
+class _SM(NamedTuple):
+    """The SM figures the header's arithmetic reads, as ints (0 or the default where absent)."""
+
+    warp: int
+    reg_unit: int
+    parts: int
+    regs_per_block: int
+    regs_per_sm: int
+    max_threads_block: int
+    max_threads_sm: int
+    max_blocks: int
+    reserved_smem: int
+    smem_unit: int
+    smem_per_block: int
+    smem_optin: int
+    smem_per_sm: int
+    smem_configs: tuple[int, ...]  # bytes, ascending
+    barriers: int | None
+
+
+def _sm(hw: Hardware) -> _SM:
+    """hw's SM figures, read once per (frozen) hardware object: the solver is asked tens of
+    thousands of times per sweep or search."""
+    memo = derived(hw)
+    sm = memo.get("sm-figures")
+    if sm is None:
+        v = hw.sm_value
+        assert hw.sm.shared_memory_configs_kib is not None
+        sm = memo["sm-figures"] = _SM(
+            warp=v("warp_size") or 32,
+            reg_unit=v("register_allocation_unit") or 1,
+            parts=v("sub_partitions") or 1,
+            regs_per_block=v("registers_per_block") or 0,
+            regs_per_sm=v("registers_per_sm") or 0,
+            max_threads_block=v("max_threads_per_block") or 0,
+            max_threads_sm=v("max_threads_per_sm") or 0,
+            max_blocks=v("max_blocks_per_sm") or 0,
+            reserved_smem=v("reserved_shared_memory_per_block_bytes") or 0,
+            smem_unit=v("shared_memory_allocation_unit_bytes") or 1,
+            smem_per_block=v("shared_memory_per_block_bytes") or 0,
+            smem_optin=v("shared_memory_per_block_optin_bytes") or 0,
+            smem_per_sm=v("shared_memory_per_sm_bytes") or 0,
+            smem_configs=tuple(sorted(k * 1024 for k in hw.sm.shared_memory_configs_kib.value)),
+            barriers=v("block_barriers_per_sm"),
+        )
+    return sm
+
+
 def _smem_config(hw: Hardware, carveout: int, need: int) -> int:
     """The SM's shared-memory configuration for a carveout preference (bytes)."""
-    per_sm = hw.sm_value("shared_memory_per_sm_bytes") or 0
-    assert hw.sm.shared_memory_configs_kib is not None
-    configs = sorted(k * 1024 for k in hw.sm.shared_memory_configs_kib.value)
+    sm = _sm(hw)
+    per_sm = sm.smem_per_sm
+    configs = sm.smem_configs
     pref = per_sm if carveout == -1 else (carveout * per_sm) // 100
 
     def align_up(size: int) -> int:
@@ -152,38 +200,37 @@ def _raw(hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, car
 def _compute_raw(
     hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carveout: int, barriers: int
 ) -> _Raw:
-    v = hw.sm_value
-    warp = v("warp_size") or 32
+    sm = _sm(hw)
+    warp = sm.warp
     warps_per_block = _ceil_div(threads, warp)
 
     # registers
-    regs_per_warp = _round_up(regs * warp, v("register_allocation_unit") or 1)
+    regs_per_warp = _round_up(regs * warp, sm.reg_unit)
     regs_per_block = regs_per_warp * warps_per_block
-    parts = v("sub_partitions") or 1
+    parts = sm.parts
     assumed = regs_per_warp * _round_up(warps_per_block, parts)
-    reg_block_limit = v("registers_per_block") or 0
+    reg_block_limit = sm.regs_per_block
     lim_regs: int | None
     if reg_block_limit < assumed or reg_block_limit < regs_per_block or regs > 256:
         lim_regs = 0
     elif regs_per_warp == 0:
         lim_regs = None
     else:
-        warps_per_part = ((v("registers_per_sm") or 0) // parts) // regs_per_warp
+        warps_per_part = (sm.regs_per_sm // parts) // regs_per_warp
         lim_regs = (warps_per_part * parts) // warps_per_block
 
     # warp slots
-    max_threads_block = v("max_threads_per_block") or 0
-    lim_warps = 0 if threads > max_threads_block else ((v("max_threads_per_sm") or 0) // warp) // warps_per_block
+    lim_warps = 0 if threads > sm.max_threads_block else (sm.max_threads_sm // warp) // warps_per_block
 
     # block slots
-    lim_blocks = v("max_blocks_per_sm") or 0
+    lim_blocks = sm.max_blocks
 
     # shared memory
-    reserved = v("reserved_shared_memory_per_block_bytes") or 0
+    reserved = sm.reserved_smem
     total = static_smem + reserved + smem
-    alloc = _round_up(total, v("shared_memory_allocation_unit_bytes") or 1)
-    default_block = v("shared_memory_per_block_bytes") or 0
-    block_limit = (v("shared_memory_per_block_optin_bytes") or 0) if total > default_block else default_block
+    alloc = _round_up(total, sm.smem_unit)
+    default_block = sm.smem_per_block
+    block_limit = sm.smem_optin if total > default_block else default_block
     block_limit += reserved
     lim_smem: int | None
     config = _smem_config(hw, carveout, alloc if alloc <= block_limit else 0)
@@ -195,7 +242,7 @@ def _compute_raw(
         lim_smem = config // alloc
 
     # block barriers (only where the hardware file gives a budget: CC >= 9.0)
-    budget = v("block_barriers_per_sm")
+    budget = sm.barriers
     lim_bars = budget // barriers if budget is not None and barriers > 0 else None
 
     limits = {

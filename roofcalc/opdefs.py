@@ -319,10 +319,15 @@ class OpDef(_Strict):
         """The op's parameters with the implicit dtype first."""
         # model_construct: these values are roofcalc's own (building Param's validator for them
         # would cost a short command a noticeable share of its start-up)
-        dt = Param.model_construct(
-            type="dtype", help="element type; sets element size and which peak applies", default=self.dtype_default
-        )
-        return {"dtype": dt, **self.params}
+        return {"dtype": _dtype_param(self.dtype_default), **self.params}
+
+
+@functools.cache
+def _dtype_param(default: str) -> Param:
+    """The implicit dtype parameter with this default, built once (Param is frozen)."""
+    return Param.model_construct(
+        type="dtype", help="element type; sets element size and which peak applies", default=default
+    )
 
 
 # ------------------------------------------------------------------ loading

@@ -44,5 +44,17 @@ class Record:
         return out
 
     def model_copy(self: R, update: dict[str, Any] | None = None) -> R:
-        """A copy with the fields in ``update`` replaced."""
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+        """A copy with the fields in ``update`` replaced.
+
+        What dataclasses.replace gives for these records (plain frozen dataclasses: every field
+        in __init__, no __post_init__, no slots), without re-running __init__ field by field:
+        the engines copy thousands of kernel estimates per report."""
+        fields = self.__dataclass_fields__  # type: ignore[attr-defined]
+        for name in update or ():
+            if name not in fields:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {name!r}")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        if update:
+            new.__dict__.update(update)
+        return new

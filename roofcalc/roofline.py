@@ -11,7 +11,9 @@ given parameters and places the result on the hardware's roofline:
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -21,7 +23,7 @@ from .errors import CheckError, DomainError, InputError, ParamError, suggest
 from .expected import KernelEstimate, Term
 from .formula import EvalError, Value, as_exact
 from .hardware import Hardware
-from .opdefs import HARDWARE_NAMES, KERNEL_AMOUNTS, KERNEL_COUNTS, MAX_INT_PARAM, OpDef, Param
+from .opdefs import HARDWARE_NAMES, KERNEL_AMOUNTS, KERNEL_COUNTS, KERNEL_FORMULAS, MAX_INT_PARAM, OpDef, Param
 from .output import SCHEMA_VERSION
 from .record import Record
 
@@ -268,6 +270,15 @@ def _plain(v: int | Fraction | float) -> int | float:
 
 
 def _num(op: OpDef, key: str, env: dict[str, Value]) -> int | float:
+    # the engine's hot path: a formula that gives an int or a float is that number; anything
+    # else (a bool, a Fraction, a string, an error) takes the checked path below
+    try:
+        v = op.formula(key).evaluate(env)
+    except (KeyError, EvalError):
+        v = None
+    t = type(v)
+    if t is int or t is float:
+        return v  # type: ignore[return-value]
     return _plain(_exact(op, key, env))
 
 
@@ -428,36 +439,93 @@ def evaluate(
     )
 
 
-def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
-    from .expected import Kernel
+@functools.cache
+def _kernel_keys(i: int) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The formula keys of kernel ``i``'s counts and amounts, built once."""
+    return (
+        tuple((key, f"kernels.{i}.{key}") for key in KERNEL_COUNTS),
+        tuple((key, f"kernels.{i}.{key}") for key in KERNEL_AMOUNTS),
+    )
 
+
+def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
     out = []
     for i, kd in enumerate(opdef.kernels):
-        if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
+        get = _kernel_names(opdef, i)
+        try:
+            vals = get(env) if get is not None else ()
+        except KeyError:  # a name this case lacks (an optional parameter): evaluated as it goes
+            k = _kernel(opdef, i, kd, env, dtype)
+            if k is not None:
+                out.append(k)
             continue
-        vals: dict[str, Any] = {}
-        for key in KERNEL_COUNTS:
-            vals[key] = max(0, math.ceil(_num(opdef, f"kernels.{i}.{key}", env)))
-        for key in KERNEL_AMOUNTS:
-            vals[key] = float(_num(opdef, f"kernels.{i}.{key}", env))
-            if vals[key] < 0:
-                raise DomainError(f"{opdef.source}: kernels.{i}.{key} came out negative for these parameters")
-        vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
-        if vals["threads"] < 1:
-            raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
-        out.append(
-            Kernel(
-                name=kd.name,
-                model=kd.model,
-                help=kd.help,
-                dtype=dtype,
-                pipe=kd.pipe,
-                in_order=kd.in_order,
-                part=kd.part,
-                **vals,
-            )
-        )
+        key = (id(opdef), i, dtype, vals, *map(type, vals))
+        hit = _KERNEL_MEMO.get(key)
+        if hit is not None and hit[0] is opdef:
+            k = hit[1]
+        else:
+            k = _kernel(opdef, i, kd, env, dtype)
+            if len(_KERNEL_MEMO) >= _KERNEL_MEMO_SIZE:
+                _KERNEL_MEMO.clear()
+            _KERNEL_MEMO[key] = (opdef, k)
+        if k is not None:
+            out.append(k)
     return out
+
+
+# Each kernel of an op, evaluated (a frozen Kernel, or None where its `when` is false): a pure
+# function of the op, the dtype and the values of the names its formulas use, and the cases of
+# a report share most of them (decode at several contexts runs the same GEMMs and norms). The
+# entries hold the op itself, so that an id is never that of another op while its entry is here.
+_KERNEL_MEMO: dict[tuple[Any, ...], tuple[OpDef, Any]] = {}
+_KERNEL_MEMO_SIZE = 8192
+_KERNEL_NAMES: dict[tuple[int, int], tuple[OpDef, Any]] = {}
+
+
+def _kernel_names(opdef: OpDef, i: int) -> Any:
+    """A getter of the values of every name kernel ``i``'s formulas use (None: no names)."""
+    hit = _KERNEL_NAMES.get((id(opdef), i))
+    if hit is not None and hit[0] is opdef:
+        return hit[1]
+    names: set[str] = set()
+    prefix = f"kernels.{i}."
+    for key in ("when", *KERNEL_FORMULAS):
+        if key != "when" or opdef.kernels[i].when is not None:
+            names |= opdef.formula(prefix + key).names
+    order = sorted(names)
+    get = operator.itemgetter(*order, *order[:1]) if order else None
+    if len(_KERNEL_NAMES) >= _KERNEL_MEMO_SIZE:
+        _KERNEL_NAMES.clear()
+    _KERNEL_NAMES[(id(opdef), i)] = (opdef, get)
+    return get
+
+
+def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) -> Any:
+    from .expected import Kernel
+
+    if kd.when is not None and not _ev(opdef, f"kernels.{i}.when", env):
+        return None
+    vals: dict[str, Any] = {}
+    counts, amounts = _kernel_keys(i)
+    for key, fkey in counts:
+        vals[key] = max(0, math.ceil(_num(opdef, fkey, env)))
+    for key, fkey in amounts:
+        vals[key] = float(_num(opdef, fkey, env))
+        if vals[key] < 0:
+            raise DomainError(f"{opdef.source}: kernels.{i}.{key} came out negative for these parameters")
+    vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
+    if vals["threads"] < 1:
+        raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
+    return Kernel(
+        name=kd.name,
+        model=kd.model,
+        help=kd.help,
+        dtype=dtype,
+        pipe=kd.pipe,
+        in_order=kd.in_order,
+        part=kd.part,
+        **vals,
+    )
 
 
 def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str | None) -> Any:
