@@ -195,6 +195,8 @@ def expected_block(c: Console, r: RooflineResult) -> None:
         head += f"; mostly {r.expected_limiter}" + (
             " (all-reduce latency and bandwidth)"
             if r.expected_limiter == "interconnect"
+            else " (Python issuing kernels; the GPU waits)"
+            if r.expected_limiter == "host"
             else " (kernel launches)"
             if r.expected_limiter == "launch"
             else ""

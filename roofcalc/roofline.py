@@ -114,7 +114,7 @@ class RooflineResult(Record):
     expected_terms: list[Term] = field(default_factory=list)
     expected_kernels: list[KernelEstimate] = field(default_factory=list)
     expected_launch: str | None = None
-    expected_limiter: str | None = None  # memory, compute, latency, launch or interconnect
+    expected_limiter: str | None = None  # memory, compute, latency, launch, host or interconnect
     headroom: float | None = None  # expected / bound (predicted_s)
     expected_notes: list[str] = field(default_factory=list)
 

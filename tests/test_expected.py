@@ -14,7 +14,7 @@ import pytest
 
 import roofcalc
 from roofcalc.dtypes import ELEMENT_BYTES
-from roofcalc.expected import GEMM_TILES
+from roofcalc.expected import GEMM_TILES, HOST_PACED_NOTE
 from roofcalc.hardware import GEMM_PATHS, load_hardware
 
 KERNELS = Path(__file__).resolve().parent.parent / "validation" / "expected"
@@ -298,6 +298,23 @@ def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
     big = roofcalc.analyze("prefill", "h200", model="llama-3.1-8b", batch=8, seq=512, engine="eager")
     assert "host issue" not in {t.name for t in big.expected_terms}
     assert big.expected_s > sum(k.count for k in big.expected_kernels) * 2.0 * floor
+    # the host's wait is named as what limits the step, with the note on how far hosts vary;
+    # the GPU-bound prefill has neither
+    assert r.expected_limiter == "host" and HOST_PACED_NOTE in r.expected_notes
+    assert big.expected_limiter == "compute" and HOST_PACED_NOTE not in big.expected_notes
+
+
+def test_the_host_paced_note_spans_the_committed_host_paced_steps() -> None:
+    """The note's range (0.8x to 2x) is what the committed steps whose largest term is the
+    host's issue measured against the model, on every machine and calibration."""
+    ratios = [
+        c["ratio"]
+        for path in KERNELS.glob("*/report-llm*.json")
+        for c in json.loads(path.read_text())["cases"]
+        if c["why"].startswith("host issue")
+    ]
+    assert len(ratios) >= 50 and "0.8x to 2x" in HOST_PACED_NOTE
+    assert 0.75 <= min(ratios) < 0.85 and 1.9 < max(ratios) <= 2.05
 
 
 def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
