@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .dtypes import ELEMENT_BYTES
-from .errors import DomainError
+from .errors import DomainError, RoofcalcError
 from .hardware import Hardware
 from .record import Record
 
@@ -198,6 +198,9 @@ class Card:
     fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
     issue_per_clk: float  # warp instructions an SM issues per clock (one per scheduler)
     boost_hz: float  # the SM clock of issue-bound (non-tensor) work
+    # tensor rate of GEMMs in steps timed back to back (the board at its power limit) over
+    # the short-loop rate tensor_fraction gives; 1 where the part has no figure
+    power_ratio: float
     calibrated: bool
     missing: tuple[str, ...]
 
@@ -272,9 +275,26 @@ def _card(hw: Hardware) -> Card:
         fp32_per_clk=lanes,
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
         boost_hz=boost or clock * 1e6,
+        power_ratio=_power_ratio(hw),
         calibrated=hw.calibration is not None,
         missing=tuple(dict.fromkeys(missing)),  # each figure named once
     )
+
+
+def _power_ratio(hw: Hardware) -> float:
+    """power_limited_tensor_fraction over tensor_fraction.bf16, of this file or, for a
+    calibration that lacks the figure (the probe does not measure it), of the part it calibrates:
+    the rate falls by the same share whatever the short loop reached."""
+    e = hw.expected
+    plf, tf = e.power_limited_tensor_fraction, e.tensor_fraction.get("bf16")
+    if plf is None and hw.calibration is not None:
+        from .hardware import load_hardware
+
+        try:
+            return _power_ratio(load_hardware(hw.calibration.base))
+        except RoofcalcError:  # a base no longer in the registry: no figure
+            return 1.0
+    return min(1.0, float(plf.value) / float(tf.value)) if plf is not None and tf is not None else 1.0
 
 
 def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True, word: bool = False) -> float:
@@ -480,9 +500,11 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
     return gemm_path(dtype, aligned, word), node_s - c.graph_floor - modelled
 
 
-def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
+def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool = False) -> list[KernelEstimate]:
     """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
-    among such shapes), wave quantization over the SMs, split-K with its reduction kernel."""
+    among such shapes), wave quantization over the SMs, split-K with its reduction kernel.
+    sustained: part of a step timed back to back, where tensor-core GEMMs run at the board's
+    power-limited rate (Card.power_ratio)."""
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
     gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
@@ -495,7 +517,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
     # a kernel of cuBLAS's pre-Hopper families costs more than a TMA kernel's fixed cost
     extra = dict(c.gemm_floor_extra).get(path, 0.0)
     floor = c.gemm_floor + extra
-    per_sm = rate / c.sms
+    # in a loop, the power limit lowers the clock of tensor-core GEMMs (SIMT FP32 not measured)
+    power = c.power_ratio if sustained and path != "simt" else 1.0
+    per_sm = rate * power / c.sms
     # The unaligned fallback loads its operands an element at a time (a leading dimension not a
     # multiple of 16 bytes rules out vector loads): its tiles are bound by the elements an SM
     # loads per second, (tm + tn) per k, padded rows included, not by the MMAs. That rate is
@@ -510,7 +534,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         unaligned_rate = rate
     else:
         unaligned_rate = tensor_rate(hw, "bf16", False) if "bf16" in hw.expected.unaligned_tensor_fraction else rate
-    elems_per_s = unaligned_rate / c.sms * (big_m + big_n) / (2 * big_m * big_n)
+    elems_per_s = unaligned_rate * power / c.sms * (big_m + big_n) / (2 * big_m * big_n)
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     # the operands it reads: the part the kernel before has just written may come from L2
     prior = _prior_read(c, k, (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch)
@@ -570,7 +594,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEs
         why += "; a leading dimension is not a multiple of 16 bytes: no TMA fast path"
     elif k.dtype in ("fp32", "fp64"):
         why += f"; {k.dtype} on CUDA cores"
-    why += f"; {rate / 1e12:,.0f} TFLOP/s achievable"
+    why += f"; {rate * power / 1e12:,.0f} TFLOP/s achievable"
+    if power < 1:
+        why += f" (at the power limit, in a loop: {power:.2f} of a short run's)"
     if extra:
         why += f"; {floor * 1e6:.1f} us fixed per kernel ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)"
     elif floor:
@@ -875,27 +901,33 @@ def _collective(hw: Hardware, c: Card, k: Kernel, graph: bool) -> KernelEstimate
 # frozen inputs, and a report's cases share most of their kernels (decode at several contexts
 # runs the same GEMMs). The entries hold the hardware and card themselves, so that an id is
 # never that of another object while its entry is here.
-_KERNEL_MEMO: dict[tuple[int, int, Kernel, float, bool], tuple[Hardware, Card, list[KernelEstimate]]] = {}
+_KERNEL_MEMO: dict[tuple[int, int, Kernel, float, bool, bool], tuple[Hardware, Card, list[KernelEstimate]]] = {}
 _KERNEL_MEMO_SIZE = 4096
 
 
-def kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool = False) -> list[KernelEstimate]:
-    key = (id(hw), id(c), k, dtype_bytes, graph)
+def kernel_time(
+    hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool = False, sustained: bool = False
+) -> list[KernelEstimate]:
+    """The kernel's estimate(s); graph: a CUDA-graph node; sustained: in a step timed back to
+    back (the power-limited tensor rate)."""
+    key = (id(hw), id(c), k, dtype_bytes, graph, sustained)
     hit = _KERNEL_MEMO.get(key)
     if hit is not None and hit[0] is hw and hit[1] is c:
         return list(hit[2])
-    out = _kernel_time(hw, c, k, dtype_bytes, graph)
+    out = _kernel_time(hw, c, k, dtype_bytes, graph, sustained)
     if len(_KERNEL_MEMO) >= _KERNEL_MEMO_SIZE:
         _KERNEL_MEMO.clear()
     _KERNEL_MEMO[key] = (hw, c, out)
     return list(out)
 
 
-def _kernel_time(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool) -> list[KernelEstimate]:
+def _kernel_time(
+    hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool, sustained: bool
+) -> list[KernelEstimate]:
     if k.model in ("allreduce", "allgather"):
         return [_collective(hw, c, k, graph)]
     if k.model == "gemm":
-        return _gemm(hw, c, k, dtype_bytes)
+        return _gemm(hw, c, k, dtype_bytes, sustained)
     if k.model == "flash":
         return _flash(hw, c, k, dtype_bytes)
     return [_stream(hw, c, k)]
@@ -937,7 +969,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         e.model_copy(update={"count": k.repeat, "part": k.part})
         for k in kernels
         if k.repeat > 0
-        for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph")
+        for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph", sustained=launch in ("graph", "eager"))
     ]
 
     def queued(e: KernelEstimate) -> float:

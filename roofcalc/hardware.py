@@ -376,6 +376,11 @@ class Expected(_Strict):
     sustained_sm_clock_mhz: PositiveFigure | None = None
     # large library GEMM, per dtype: achieved / peak_flops_per_s[dtype] of this file
     tensor_fraction: dict[str, PositiveFigure] = {}
+    # the same bf16 GEMMs after seconds of back-to-back work on random inputs, the board at its
+    # power limit (validation/bench/gemm_sustained.py): achieved / peak_flops_per_s.bf16. Its
+    # ratio to tensor_fraction.bf16 (a short loop, before the limit binds) scales the tensor
+    # rate of steps timed in a loop (CUDA-graph replays, eager steps)
+    power_limited_tensor_fraction: PositiveFigure | None = None
     # a skinny GEMM (few rows: decode's projections) streams its weights at this fraction of
     # the streaming-read bandwidth (probe: bf16 16 x 8192 x 8192 through cuBLAS)
     skinny_gemm_bandwidth_fraction: PositiveFigure | None = None
