@@ -24,6 +24,7 @@ report h100/host/run2/llm-host.json h100 "" h100/report-llm-host-run2
 report h200/host/llm-host.json h200 ../probe/h200/llm-host/calibration.yaml h200/report-llm-host
 report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2
 report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
+report h200x2/llm_tp2-holdout2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout2
 # one line per report: median, share in band, outside [0.5, 2]
 python3 - <<'PY' > summary.txt
 import glob, json
