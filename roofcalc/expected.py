@@ -248,6 +248,9 @@ def _card(hw: Hardware) -> Card:
     # optional: without it, such GEMVs stream like the other skinny products
     gemv_frac = float(e.unaligned_gemv_bandwidth_fraction.value) if e.unaligned_gemv_bandwidth_fraction else 0.0
     lanes = float(fp32.value) / (2 * sms * boost) if fp32 is not None and boost else 128.0
+    power = _power_ratio(hw)
+    if power is None and e.tensor_fraction:  # a part that states the GEMM rates should state this too
+        missing.append("power_limited_tensor_fraction")
     return Card(
         sms=sms,
         dram_bw=dram_bw,
@@ -275,26 +278,35 @@ def _card(hw: Hardware) -> Card:
         fp32_per_clk=lanes,
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
         boost_hz=boost or clock * 1e6,
-        power_ratio=_power_ratio(hw),
+        power_ratio=power if power is not None else 1.0,
         calibrated=hw.calibration is not None,
         missing=tuple(dict.fromkeys(missing)),  # each figure named once
     )
 
 
-def _power_ratio(hw: Hardware) -> float:
-    """power_limited_tensor_fraction over tensor_fraction.bf16, of this file or, for a
-    calibration that lacks the figure (the probe does not measure it), of the part it calibrates:
-    the rate falls by the same share whatever the short loop reached."""
+def _power_ratio(hw: Hardware) -> float | None:
+    """power_limited_tensor_fraction over tensor_fraction.bf16 (fp16 where bf16 is not given),
+    of this file or, for a calibration that lacks the figure (the probe does not measure it), of
+    the registry part it calibrates: the rate falls by the same share whatever the short loop
+    reached. None where neither gives it (the model then keeps the short-run rate)."""
     e = hw.expected
-    plf, tf = e.power_limited_tensor_fraction, e.tensor_fraction.get("bf16")
+    plf = e.power_limited_tensor_fraction
+    tf = e.tensor_fraction.get("bf16") or e.tensor_fraction.get("fp16")
     if plf is None and hw.calibration is not None:
         from .hardware import load_hardware
+        from .registry import is_path
 
+        base = hw.calibration.base
+        if is_path(base):  # only a registry part: never a file, never another calibration
+            return None
         try:
-            return _power_ratio(load_hardware(hw.calibration.base))
+            part = load_hardware(base)
         except RoofcalcError:  # a base no longer in the registry: no figure
-            return 1.0
-    return min(1.0, float(plf.value) / float(tf.value)) if plf is not None and tf is not None else 1.0
+            return None
+        return _power_ratio(part) if part.calibration is None else None
+    if plf is None or tf is None:
+        return None
+    return min(1.0, float(plf.value) / float(tf.value))
 
 
 def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True, word: bool = False) -> float:
@@ -1088,7 +1100,8 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     for e in ests:
         kind = "interconnect" if e.model in ("allreduce", "allgather") else e.bound
         share[kind] = share.get(kind, 0.0) + e.seconds * e.count
-    limiter = max(share, key=lambda key: share[key])
+    # a step the host paces takes the host's time, whatever the GPU's largest share
+    limiter = "host" if host_wait > 0.1 * total else max(share, key=lambda key: share[key])
     notes = []
     if c.missing:
         notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")

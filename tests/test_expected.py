@@ -653,3 +653,38 @@ def test_steps_timed_in_a_loop_run_gemms_at_the_power_limited_rate() -> None:
     # decode with CUDA graphs: the power limit is the same, but its GEMMs stream weights
     dec = roofcalc.analyze("decode", "h200", model="llama-3.1-8b", batch=1, context=1024)
     assert "at the power limit" in kernel(dec, "gate_proj").reason  # type: ignore[attr-defined]
+
+
+def test_a_calibration_takes_its_registry_parts_power_ratio_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe does not measure the power-limited rate: a calibration takes the ratio of the
+    registry part it names (the committed H200 calibration: its own bf16 short-run rate x the
+    H200 file's ratio). A base that is a file name (which could name the calibration itself)
+    or an unknown part gives no ratio, and the note says the figure is missing; no recursion."""
+    from roofcalc.expected import card
+    from roofcalc.hardware import load_calibration
+
+    cal_path = KERNELS.parent / "probe" / "h200" / "calibration.yaml"
+    h200 = load_hardware("h200").expected
+    ratio = fig("h200", "power_limited_tensor_fraction") / h200.tensor_fraction["bf16"].value
+    assert card(load_calibration(cal_path)).power_ratio == pytest.approx(ratio, rel=1e-12)
+    text = cal_path.read_text()
+    assert "\n  base: h200\n" in text
+    monkeypatch.chdir(tmp_path)
+    for base in ("loop.json", "no-such-part"):
+        own = tmp_path / "loop.json"
+        own.write_text(text.replace("\n  base: h200\n", f"\n  base: {base}\n"))
+        cal = load_calibration(own)
+        assert card(cal).power_ratio == 1.0
+        r = roofcalc.analyze("prefill", cal, model="llama-3.1-8b", batch=4, seq=1024)
+        assert any("power_limited_tensor_fraction" in n for n in r.expected_notes)
+
+
+def test_a_host_paced_step_is_limited_by_the_host_whatever_the_gpus_largest_share() -> None:
+    """70B decode at TP=2 without graphs: the GPU's largest share is memory, but the step is the
+    host's issue time, so the limiter is the host (review finding: it said 'memory')."""
+    r = roofcalc.analyze(
+        "decode", "h200", model="llama-3.1-70b", batch=8, context=2048, engine="eager", cuda_graphs=False, gpus=2
+    )
+    assert HOST_PACED_NOTE in r.expected_notes and r.expected_limiter == "host"
