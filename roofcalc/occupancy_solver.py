@@ -304,6 +304,11 @@ def _check_inputs(
         raise InputError(f"--barriers must be 0..16 (got {barriers})")
 
 
+def missing_fields(hw: Hardware) -> list[str]:
+    """The SM figures of the CUDA rules that ``hw`` lacks (the solver cannot run without them)."""
+    return [f for f in _CUDA_FIELDS if getattr(hw.sm, f) is None]
+
+
 def occupancy(
     hardware: Hardware | str,
     threads: int,
@@ -326,7 +331,7 @@ def occupancy(
         raise InputError(f"--grid must be at least 1 (got {grid})")
     if hw.sm.registers_per_sm is None:
         return _unknown_rules(hw, threads, regs, smem, static_smem, carve, barriers)
-    missing = [f for f in _CUDA_FIELDS if getattr(hw.sm, f) is None]
+    missing = missing_fields(hw)
     if missing:
         raise DomainError(f"{hw.id}: the occupancy solver needs sm.{missing[0]}, which the hardware file lacks")
     if regs is None:

@@ -395,6 +395,15 @@ def evaluate(
         )
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory and expected else None
     exp = _expected(opdef, env, hw, dtype, launch) if expected else None
+    if expected and exp is None and opdef.kernels:
+        from .occupancy_solver import missing_fields
+
+        lacks = missing_fields(hw) if hw.cc is not None and hw.sm_value("sm_count") else []
+        if lacks:
+            warnings.append(
+                f"no expected time: {hw.id} gives no sm.{lacks[0]}, which the occupancy solver (and so the "
+                "expected-time model) needs; the bound above stands"
+            )
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
 
@@ -531,8 +540,9 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
 def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str | None) -> Any:
     """The expected time, or None where the op declares no kernels or the part lacks the figures."""
     from .expected import compose
+    from .occupancy_solver import missing_fields
 
-    if not opdef.kernels or not hw.sm_value("sm_count") or hw.cc is None:
+    if not opdef.kernels or not hw.sm_value("sm_count") or hw.cc is None or missing_fields(hw):
         return None
     if launch is None:
         launch = str(_ev(opdef, "launch", env)) if opdef.launch is not None else "event"

@@ -688,3 +688,16 @@ def test_a_host_paced_step_is_limited_by_the_host_whatever_the_gpus_largest_shar
         "decode", "h200", model="llama-3.1-70b", batch=8, context=2048, engine="eager", cuda_graphs=False, gpus=2
     )
     assert HOST_PACED_NOTE in r.expected_notes and r.expected_limiter == "host"
+
+
+def test_a_part_the_occupancy_solver_cannot_run_on_gets_the_bound_and_says_why(tmp_path: Path) -> None:
+    """A user hardware file without the SM's shared-memory configurations: the op's bound is
+    answered, the expected time is left out with a warning naming the figure (it was an
+    AssertionError, exit 70, before)."""
+    text = (KERNELS.parent.parent / "hardware" / "h100.yaml").read_text()
+    lines = [ln for ln in text.splitlines() if "shared_memory_configs_kib" not in ln]
+    path = tmp_path / "nocfg.yaml"
+    path.write_text("\n".join(ln for ln in lines if not ln.startswith("id:")) + "\n")
+    r = roofcalc.analyze("layernorm", str(path), rows=100)
+    assert r.predicted_s > 0 and r.expected_s is None
+    assert any("sm.shared_memory_configs_kib" in w and "no expected time" in w for w in r.warnings)
