@@ -642,6 +642,22 @@ def crossover(
     def compute_bound(v: int) -> bool:
         return evaluate(opdef, hw, {**params, name: v}, preset, expected=False).bound == "compute"
 
+    def allowed(v: int) -> bool:
+        """Whether the op's own checks accept this value with the other parameters (a prompt
+        no longer than the model's context)."""
+        try:
+            compute_bound(v)
+        except CheckError:
+            return False
+        return True
+
+    if not allowed(top) and allowed(bottom):  # the largest value the checks accept, by bisection
+        ok, bad = bottom, top
+        while bad - ok > 1:
+            mid = (ok + bad) // 2
+            ok, bad = (mid, bad) if allowed(mid) else (ok, mid)
+        top = ok
+
     shown = label or name  # how the text names the parameter (the CLI passes its option)
     if not compute_bound(top):
         return Crossover(

@@ -281,3 +281,11 @@ def test_model_list() -> None:
     assert res.exit_code == 0 and "mixtral-8x7b" in res.stdout and "8 (top 2)" in res.stdout
     rows = run_json("model", "list")
     assert {r["model"] for r in rows} == set(PRESETS)
+
+
+def test_sweep_of_a_prompt_length_keeps_its_crossover_search_within_the_context() -> None:
+    """The crossover search over seq ran to 2^20 tokens, which the model's own check refuses
+    (exit 2 for a sweep of 128..1024); it now stops at the longest prompt the check accepts."""
+    r = run("sweep", "prefill", "--model", "llama-3.1-8b", "--seq", "128..1024", "--hw", "h200")
+    assert r.exit_code == 0, r.output
+    assert "prefill turns compute-bound at --seq" in r.output
