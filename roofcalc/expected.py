@@ -9,6 +9,7 @@ from mechanisms, every constant a hardware-file figure or a probe measurement:
   stream, and the write-back of the dirty lines the flush left; kernels of a CUDA graph pay
   the graph floor each and no less than a small PyTorch kernel's node; an eager step takes
   the longer of the GPU's work and the host's issue of its ops;
+* power: GEMMs in steps timed back to back run at the board's power-limited tensor rate;
 * parallelism: the grid over the SMs (blocks per SM from the occupancy solver); with few
   blocks in flight, memory time is set by per-SM bandwidth, not the card's;
 * GEMM: the tile shape a library would choose (tile and wave quantization), split-K for
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .dtypes import ELEMENT_BYTES
-from .errors import DomainError, RoofcalcError
+from .errors import DomainError
 from .hardware import Hardware
 from .record import Record
 
@@ -285,25 +286,12 @@ def _card(hw: Hardware) -> Card:
 
 
 def _power_ratio(hw: Hardware) -> float | None:
-    """power_limited_tensor_fraction over tensor_fraction.bf16 (fp16 where bf16 is not given),
-    of this file or, for a calibration that lacks the figure (the probe does not measure it), of
-    the registry part it calibrates: the rate falls by the same share whatever the short loop
-    reached. None where neither gives it (the model then keeps the short-run rate)."""
+    """power_limited_tensor_fraction over tensor_fraction.bf16 (fp16 where bf16 is not given);
+    None where the file lacks either (the model then keeps the short-run rate). A calibration
+    takes its part's ratio when it is loaded (hardware.load_calibration)."""
     e = hw.expected
     plf = e.power_limited_tensor_fraction
     tf = e.tensor_fraction.get("bf16") or e.tensor_fraction.get("fp16")
-    if plf is None and hw.calibration is not None:
-        from .hardware import load_hardware
-        from .registry import is_path
-
-        base = hw.calibration.base
-        if is_path(base):  # only a registry part: never a file, never another calibration
-            return None
-        try:
-            part = load_hardware(base)
-        except RoofcalcError:  # a base no longer in the registry: no figure
-            return None
-        return _power_ratio(part) if part.calibration is None else None
     if plf is None or tf is None:
         return None
     return min(1.0, float(plf.value) / float(tf.value))
@@ -909,7 +897,7 @@ def _collective(hw: Hardware, c: Card, k: Kernel, graph: bool) -> KernelEstimate
     )
 
 
-# kernel_time's results by (hardware, card, kernel, element size, graph): a pure function of
+# kernel_time's results by (hardware, card, kernel, element size, graph, sustained): a pure function of
 # frozen inputs, and a report's cases share most of their kernels (decode at several contexts
 # runs the same GEMMs). The entries hold the hardware and card themselves, so that an id is
 # never that of another object while its entry is here.
@@ -1101,11 +1089,12 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         kind = "interconnect" if e.model in ("allreduce", "allgather") else e.bound
         share[kind] = share.get(kind, 0.0) + e.seconds * e.count
     # a step the host paces takes the host's time, whatever the GPU's largest share
-    limiter = "host" if host_wait > 0.1 * total else max(share, key=lambda key: share[key])
+    host_paced = host_wait > 0.1 * total
+    limiter = "host" if host_paced else max(share, key=lambda key: share[key])
     notes = []
     if c.missing:
         notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")
-    if host_wait > 0.1 * total:
+    if host_paced:
         notes.append(HOST_PACED_NOTE)
     return Expected(
         seconds=total, limiter=limiter, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes

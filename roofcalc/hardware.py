@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .dtypes import DTYPES
-from .errors import DomainError, InputError, SpecError, suggest
+from .errors import DomainError, InputError, RoofcalcError, SpecError, suggest
 from .specfile import parse_yaml, read_text, validate
 
 FigureKind = Literal["datasheet", "measured", "estimate", "derived", "documented"]
@@ -601,7 +601,44 @@ def load_calibration(path: str | Path, base: str | None = None) -> Hardware:
         raise InputError(f"{path}: not a calibration file (no 'calibration:' section)")
     if base and load_hardware(base).id != cal.calibration.base:
         raise InputError(f"{path}: calibrates {cal.calibration.base}, not {base}")
-    return cal
+    return _with_base_power_figure(cal)
+
+
+def _with_base_power_figure(cal: Hardware) -> Hardware:
+    """A calibration without expected.power_limited_tensor_fraction (the probe does not measure
+    it: it takes seconds at full power) takes its registry part's ratio of that figure to
+    tensor_fraction.bf16, applied to its own bf16 fraction. Only a registry part: a base that
+    names a file, is unknown, or lacks either figure leaves the calibration as it is."""
+    from .registry import is_path
+
+    e = cal.expected
+    assert cal.calibration is not None
+    base = cal.calibration.base
+    if e.power_limited_tensor_fraction is not None or is_path(base):
+        return cal
+    try:
+        part = load_hardware(base)
+    except RoofcalcError:
+        return cal
+    plf, tf_part, tf_own = part.expected.power_limited_tensor_fraction, _bf16_fraction(part), _bf16_fraction(cal)
+    if plf is None or tf_part is None or tf_own is None:
+        return cal
+    fig = PositiveFigure(
+        value=min(tf_own, tf_own * float(plf.value) / tf_part),
+        source=plf.source,
+        kind="derived",
+        note=f"{base}'s power-limited / short-run ratio ({float(plf.value) / tf_part:.3f}) x this file's bf16 tensor_fraction",
+    )
+    sources = dict(cal.sources)
+    sources.setdefault(plf.source, part.sources[plf.source])
+    return cal.model_copy(
+        update={"expected": e.model_copy(update={"power_limited_tensor_fraction": fig}), "sources": sources}
+    )
+
+
+def _bf16_fraction(hw: Hardware) -> float | None:
+    f = hw.expected.tensor_fraction.get("bf16") or hw.expected.tensor_fraction.get("fp16")
+    return float(f.value) if f is not None else None
 
 
 def hardware_names() -> list[str]:
