@@ -30,7 +30,7 @@ from typing import Literal
 
 from .dtypes import ELEMENT_BYTES
 from .errors import DomainError
-from .hardware import Hardware
+from .hardware import Hardware, bf16_tensor_fraction
 from .record import Record
 
 Launch = Literal["event", "stream", "graph", "eager"]
@@ -289,12 +289,10 @@ def _power_ratio(hw: Hardware) -> float | None:
     """power_limited_tensor_fraction over tensor_fraction.bf16 (fp16 where bf16 is not given);
     None where the file lacks either (the model then keeps the short-run rate). A calibration
     takes its part's ratio when it is loaded (hardware.load_calibration)."""
-    e = hw.expected
-    plf = e.power_limited_tensor_fraction
-    tf = e.tensor_fraction.get("bf16") or e.tensor_fraction.get("fp16")
+    plf, tf = hw.expected.power_limited_tensor_fraction, bf16_tensor_fraction(hw)
     if plf is None or tf is None:
         return None
-    return min(1.0, float(plf.value) / float(tf.value))
+    return min(1.0, float(plf.value) / tf)
 
 
 def tensor_rate(hw: Hardware, dtype: str, aligned: bool = True, word: bool = False) -> float:

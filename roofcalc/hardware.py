@@ -620,14 +620,19 @@ def _with_base_power_figure(cal: Hardware) -> Hardware:
         part = load_hardware(base)
     except RoofcalcError:
         return cal
-    plf, tf_part, tf_own = part.expected.power_limited_tensor_fraction, _bf16_fraction(part), _bf16_fraction(cal)
+    plf, tf_part, tf_own = (
+        part.expected.power_limited_tensor_fraction,
+        bf16_tensor_fraction(part),
+        bf16_tensor_fraction(cal),
+    )
     if plf is None or tf_part is None or tf_own is None:
         return cal
+    ratio = float(plf.value) / tf_part
     fig = PositiveFigure(
         value=min(tf_own, tf_own * float(plf.value) / tf_part),
         source=plf.source,
         kind="derived",
-        note=f"{base}'s power-limited / short-run ratio ({float(plf.value) / tf_part:.3f}) x this file's bf16 tensor_fraction",
+        note=f"{base}'s power-limited / short-run ratio ({ratio:.3f}) x this file's bf16 tensor_fraction",
     )
     sources = dict(cal.sources)
     sources.setdefault(plf.source, part.sources[plf.source])
@@ -636,7 +641,8 @@ def _with_base_power_figure(cal: Hardware) -> Hardware:
     )
 
 
-def _bf16_fraction(hw: Hardware) -> float | None:
+def bf16_tensor_fraction(hw: Hardware) -> float | None:
+    """expected.tensor_fraction.bf16 (fp16's where bf16 is not given), or None."""
     f = hw.expected.tensor_fraction.get("bf16") or hw.expected.tensor_fraction.get("fp16")
     return float(f.value) if f is not None else None
 

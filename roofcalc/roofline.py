@@ -394,16 +394,7 @@ def evaluate(
             )
         )
     memory = _memory_fit(opdef, env, values, hw) if opdef.memory and expected else None
-    exp = _expected(opdef, env, hw, dtype, launch) if expected else None
-    if expected and exp is None and opdef.kernels:
-        from .occupancy_solver import missing_fields
-
-        lacks = missing_fields(hw) if hw.cc is not None and hw.sm_value("sm_count") else []
-        if lacks:
-            warnings.append(
-                f"no expected time: {hw.id} gives no sm.{lacks[0]}, which the occupancy solver (and so the "
-                "expected-time model) needs; the bound above stands"
-            )
+    exp = _expected(opdef, env, hw, dtype, launch, warnings) if expected else None
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
 
@@ -537,12 +528,22 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
     )
 
 
-def _expected(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str | None) -> Any:
-    """The expected time, or None where the op declares no kernels or the part lacks the figures."""
+def _expected(
+    opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, launch: str | None, warnings: list[str]
+) -> Any:
+    """The expected time, or None where the op declares no kernels or the part lacks the figures
+    (a part the occupancy solver cannot run on adds a warning that names the figure)."""
     from .expected import compose
     from .occupancy_solver import missing_fields
 
-    if not opdef.kernels or not hw.sm_value("sm_count") or hw.cc is None or missing_fields(hw):
+    if not opdef.kernels or not hw.sm_value("sm_count") or hw.cc is None:
+        return None
+    lacks = missing_fields(hw)
+    if lacks:
+        warnings.append(
+            f"no expected time: {hw.id} gives no sm.{lacks[0]}, which the occupancy solver (and so the "
+            "expected-time model) needs; the bound above stands"
+        )
         return None
     if launch is None:
         launch = str(_ev(opdef, "launch", env)) if opdef.launch is not None else "event"
