@@ -443,14 +443,14 @@ def test_a_warp_per_row_issues_one_dependent_instruction_per_four_clocks() -> No
 
 
 def test_rereads_in_l2_overlap_the_dram_stream() -> None:
-    # three-pass softmax over 936 fp32 rows of 12032 (48 KB): 2 blocks per SM keep 12.7 MB of
-    # rows in flight, within one 25 MB L2 partition, so the two re-reads come from the L2 while
-    # DRAM streams other rows' first read: the kernel takes at least the DRAM stream (read once,
-    # write once, at the copy rate) and less than that stream followed by the re-reads at the
-    # L2's bandwidth
-    r = roofcalc.analyze("softmax", "h100", rows=936, cols=12032, dtype="fp32")
+    # three-pass softmax over 936 fp32 rows of 12292 (48 KB, past the 12,256 floats a block's
+    # shared memory holds): 2 blocks per SM keep 13 MB of rows in flight, within one 25 MB L2
+    # partition, so the two re-reads come from the L2 while DRAM streams other rows' first
+    # read: the kernel takes at least the DRAM stream (read once, write once, at the copy rate)
+    # and less than that stream followed by the re-reads at the L2's bandwidth
+    r = roofcalc.analyze("softmax", "h100", rows=936, cols=12292, dtype="fp32")
     k = kernel(r, "cunn_softmax_forward")
-    row = 12032 * 4
+    row = 12292 * 4
     dram, reread = 2 * 936 * row, 2 * 936 * row
     copy_bw = load_hardware("h100").bandwidth * fig("h100", "dram_copy_fraction")
     assert "re-reads hit L2" in k.reason  # type: ignore[attr-defined]
@@ -701,3 +701,67 @@ def test_a_part_the_occupancy_solver_cannot_run_on_gets_the_bound_and_says_why(t
     r = roofcalc.analyze("layernorm", str(path), rows=100)
     assert r.predicted_s > 0 and r.expected_s is None
     assert any("sm.shared_memory_configs_kib" in w and "no expected time" in w for w in r.warnings)
+
+
+# PyTorch's softmax kernels, as the profiler named them for each shape of the sweep either side
+# of host_softmax's boundaries (validation/bench/kernel_shapes.py --plan paths on an H100)
+SOFTMAX_KERNELS = {
+    "softmax_warp_forward": "softmax_warp_forward<",
+    "cunn_softmax_forward_reg": "cunn_SoftMaxForwardReg<",
+    "cunn_softmax_forward_smem": "cunn_SoftMaxForwardSmem<",
+    "cunn_softmax_forward": "cunn_SoftMaxForward<",
+}
+
+
+def test_softmax_picks_the_kernel_pytorch_launched_for_each_row_length() -> None:
+    shapes = json.loads((KERNELS / "h100" / "kernels" / "paths" / "kshapes-paths.json").read_text())
+    cases = [c for c in shapes["cases"] if c["op"] == "softmax"]
+    assert len(cases) == 75
+    seen = set()
+    for c in cases:
+        (launched,) = c["kernels"]
+        r = roofcalc.analyze("softmax", "h100", dtype=c["dtype"], **c["params"])
+        (model,) = r.expected_kernels  # type: ignore[attr-defined]
+        assert SOFTMAX_KERNELS[model.name] in launched["name"], (c["label"], model.name, launched["name"])
+        assert model.grid == launched["grid"][0], c["label"]
+        # the declared registers give the blocks per SM the profiled ones give (one 1024-thread
+        # block once a thread holds 37 or more)
+        want = roofcalc.occupancy(
+            load_hardware("h100"),
+            threads=math.prod(launched["block"]),
+            regs=launched["registers per thread"],
+            smem=launched["shared memory"],
+        ).blocks_per_sm
+        assert model.blocks_per_sm == want, c["label"]
+        seen.add(model.name)
+    assert seen == set(SOFTMAX_KERNELS)
+
+
+def test_softmax_block_kernels_issue_what_nsight_compute_counted() -> None:
+    # per-row warp instructions of the three block kernels (ops/softmax.yaml) against Nsight
+    # Compute's smsp__inst_executed for each 1024-row case of the sweep (one kernel per case,
+    # in the plan's order): within 8% in both dtypes
+    rows = list(csv.reader((KERNELS / "h100" / "kernels" / "paths" / "ncu-paths.csv").read_text().splitlines()))
+    head = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+    col = {h: j for j, h in enumerate(rows[head])}
+    measured = [r for r in rows[head + 2 :] if len(r) == len(rows[head])]
+    plan = json.loads((KERNELS / "h100" / "kernels" / "paths" / "ncu-paths-plan.json").read_text())
+    assert len(plan) == len(measured)
+    per_row = {
+        "cunn_SoftMaxForwardReg<": lambda cols: 1.995 * cols + 2250,
+        "cunn_SoftMaxForwardSmem<": lambda cols: 1.215 * cols + 3850,
+        "cunn_SoftMaxForward<": lambda cols: 1.242 * cols + 6100,
+    }
+    checked = 0
+    for case, r in zip(plan, measured, strict=True):
+        name = r[col["Kernel Name"]]
+        fit = next((f for k, f in per_row.items() if k in name), None)
+        if fit is None:
+            continue
+        p = case["params"]
+        inst = float(r[col["smsp__inst_executed.sum"]].replace(",", "")) / p["rows"]
+        assert fit(p["cols"]) == pytest.approx(inst, rel=0.08), case["label"]
+        model = roofcalc.analyze("softmax", "h100", dtype=case["dtype"], **p)
+        assert "block(s) of 1024 threads" in model.expected_terms[0].reason  # type: ignore[attr-defined]
+        checked += 1
+    assert checked == 23  # 11 Reg, 6 Smem, 6 three-pass

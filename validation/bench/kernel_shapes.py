@@ -6,7 +6,7 @@ shared memory, the profiler's own occupancy estimate, and its duration. These ar
 per-kernel facts the expected-time model's op files declare (grid, threads, registers,
 shared memory, kernels per op), read off the real implementation instead of guessed.
 
-    python validation/bench/kernel_shapes.py --out kernels.json [--only REGEX] [--random N --seed S]
+    python validation/bench/kernel_shapes.py --out kernels.json [--only REGEX] [--random N --seed S | --plan paths]
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ def main() -> int:
     ap.add_argument("--only", default=None)
     ap.add_argument("--random", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--plan", choices=sorted(ops_bench.PLANS), default="fixed")
     args = ap.parse_args()
     dev = torch.device("cuda")
-    cases = ops_bench.random_cases(args.random, args.seed) if args.random else ops_bench.full_cases()
+    cases = ops_bench.random_cases(args.random, args.seed) if args.random else ops_bench.PLANS[args.plan]()
     if args.only:
         cases = [c for c in cases if re.search(args.only, c["label"])]
     records = []

@@ -6,6 +6,8 @@ Run under Nsight Compute; only the op calls are profiled (inside the NVTX range 
         --metrics smsp__inst_executed.sum,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
         python3 validation/bench/ncu_cases.py --plan plan.json > ncu.csv
 
+`--cases paths --only REGEX` picks from another of ops_bench.py's plans instead of PICK.
+
 The script first writes the plan (case labels and how many kernels each launches, from
 torch.profiler, outside the NVTX ranges), then runs each case once inside the range, so the
 CSV's kernels split into cases in order.
@@ -37,9 +39,13 @@ PICK = (
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--plan", default="plan.json")
+    ap.add_argument("--cases", choices=sorted(ops_bench.PLANS), default="fixed",
+                    help="which of ops_bench.py's plans to pick from")
+    ap.add_argument("--only", default=None, help="regular expression on the labels, instead of PICK")
     args = ap.parse_args()
     dev = torch.device("cuda")
-    cases = [c for c in ops_bench.full_cases() if any(re.search(p, c["label"]) for p in PICK)]
+    pick = (args.only,) if args.only else PICK
+    cases = [c for c in ops_bench.PLANS[args.cases]() if any(re.search(p, c["label"]) for p in pick)]
     plan = []
     for c in cases:
         fn, _check, impl, ctx = c["build"](dev)

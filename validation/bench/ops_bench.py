@@ -325,9 +325,10 @@ def full_cases() -> list[dict[str, Any]]:
     return cs
 
 
-def random_cases(n: int, seed: int) -> list[dict[str, Any]]:
+def random_cases(n: int, seed: int, only_kinds: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """A seeded hold-out set: shapes drawn at random (log-uniform sizes, some odd) for every op,
-    so the expected-time model can be checked on cases it was not tuned on."""
+    so the expected-time model can be checked on cases it was not tuned on. only_kinds draws
+    from those kinds alone (the default draw, and so every earlier seed's set, is unchanged)."""
     import random
 
     rng = random.Random(seed)
@@ -339,6 +340,11 @@ def random_cases(n: int, seed: int) -> list[dict[str, Any]]:
         return max(lo, v)
 
     kinds = ["dot", "gemv", "gemm", "gemm", "gemm", "softmax", "layernorm", "flash", "naive", "decode"]
+    if only_kinds:
+        unknown = sorted(set(only_kinds) - set(kinds))
+        if unknown:
+            raise ValueError(f"unknown kinds {unknown}; known: {sorted(set(kinds))}")
+        kinds = [k for k in kinds if k in only_kinds]
     cs: list[dict[str, Any]] = []
     seen: set[str] = set()
     while len(cs) < n:
@@ -374,6 +380,28 @@ def random_cases(n: int, seed: int) -> list[dict[str, Any]]:
         c["label"] = "rand-" + c["label"]
         cs.append(c)
     return cs
+
+
+def paths_cases() -> list[dict[str, Any]]:
+    """Softmax over each kernel PyTorch's host_softmax dispatches to (aten/src/ATen/native/cuda/
+    SoftMax.cu, torch 2.11): softmax_warp_forward (rows of at most 2048 elements and 8 KiB),
+    cunn_SoftMaxForwardReg (ceil(cols / 1024) < 10 values per thread), cunn_SoftMaxForwardSmem
+    (the row fits the 48 KiB of shared memory a block gets by default, cols a multiple of the
+    16-byte vector) and cunn_SoftMaxForward (three passes over global memory), either side of
+    each boundary, fp32 and bf16, at three row counts; and small fp32 gemv (cuBLAS)."""
+    cs: list[dict[str, Any]] = []
+    for dt, cols in (("fp32", (1100, 1608, 2500, 4000, 4816, 6000, 8192, 9216, 9218, 9220, 12000, 12290, 30000)),
+                     ("bf16", (2100, 3000, 4816, 8192, 9216, 9224, 12000, 20000, 20004, 24000, 24600, 40000))):
+        for rows in (64, 1024, 8192):
+            for c in cols:
+                cs.append(softmax_case(rows, c, dt))
+    for m in (512, 1024, 2048, 4096):
+        for n in (512, 1024, 2048):
+            cs.append(gemv_case(m, n, "fp32"))
+    return cs
+
+
+PLANS = {"fixed": full_cases, "paths": paths_cases}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
@@ -484,9 +512,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, default=0, metavar="N",
                     help="N seeded random cases (a hold-out set) instead of the fixed plan")
     ap.add_argument("--seed", type=int, default=1, help="seed of --random")
+    ap.add_argument("--kinds", default="", help="--random draws only these kinds (comma-separated, e.g. softmax)")
+    ap.add_argument("--plan", choices=sorted(PLANS), default="fixed",
+                    help="the fixed cases (default) or another named plan (paths: softmax's kernels, small fp32 gemv)")
     args = ap.parse_args(argv)
 
-    cases = smoke_cases() if args.smoke else random_cases(args.random, args.seed) if args.random else full_cases()
+    cases = smoke_cases() if args.smoke else random_cases(args.random, args.seed, tuple(filter(None, args.kinds.split(",")))) if args.random else PLANS[args.plan]()
     labels = [c["label"] for c in cases]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
