@@ -11,10 +11,16 @@ report() {  # measurements, hardware name, calibration (or "" for none), output 
 }
 for card in h100 h200; do
   cal=../probe/$card/calibration.yaml
-  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3; do
+  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3; do
     # the random hold-out sets against the registry figures only (they are the probe's anyway)
-    case $set in ops-rand*|ops-paths) c="" ;; *) c=$cal ;; esac
+    case $set in ops-rand*|ops-softmax*|ops-paths) c="" ;; *) c=$cal ;; esac
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$c" "$card/report-$set"
+  done
+done
+# hold-outs 16 and 17 again: on the same H100 a minute later, and on a fresh H100 (holdout/README-1617.md)
+for run in rerun1617:rerun machine2-1617:machine2; do
+  for set in ops-rand16 ops-softmax17; do
+    report "h100/holdout/${run%%:*}/$set.json" h100 "" "h100/report-$set-${run##*:}"
   done
 done
 # eager steps without CUDA graphs, paired with the host's rates measured in the same call
