@@ -204,6 +204,9 @@ class Card:
     power_ratio: float
     calibrated: bool
     missing: tuple[str, ...]
+    # floors the part does not state, taken as its launch_overhead_s (the bound's figure)
+    standins: tuple[str, ...] = ()
+    launch_overhead: float = 0.0
 
 
 _last_card: tuple[Hardware, Card] | None = None
@@ -224,6 +227,8 @@ def card(hw: Hardware) -> Card:
 def _card(hw: Hardware) -> Card:
     e = hw.expected
     missing: list[str] = []
+    standins: list[str] = []
+    launch = float(hw.launch_overhead_s.value) if hw.launch_overhead_s else 0.0
 
     def fig(name: str) -> float:
         f = getattr(e, name)
@@ -231,6 +236,18 @@ def _card(hw: Hardware) -> Card:
             missing.append(name)
             return 0.0
         return float(f.value)
+
+    def floor(name: str) -> float:
+        """A launch floor the part states, else the launch overhead its bound charges per
+        launch: without it the expected time of a small op would fall below the bound."""
+        f = getattr(e, name)
+        if f is not None:
+            return float(f.value)
+        if launch:
+            standins.append(name)
+            return launch
+        missing.append(name)
+        return 0.0
 
     sms = hw.sm_value("sm_count")
     if not sms:
@@ -270,10 +287,10 @@ def _card(hw: Hardware) -> Card:
         latency=fig("dram_latency_s"),
         loaded_latency=fig("loaded_latency_s") or fig("dram_latency_s"),
         l2_latency=fig("l2_latency_s"),
-        event_floor=(float(e.flushed_op_floor_s.value) if e.flushed_op_floor_s else 0.0) or fig("event_floor_s"),
-        stream_floor=fig("stream_floor_s"),
+        event_floor=(float(e.flushed_op_floor_s.value) if e.flushed_op_floor_s else 0.0) or floor("event_floor_s"),
+        stream_floor=floor("stream_floor_s"),
         graph_floor=fig("graph_floor_s"),
-        torch_floor=fig("torch_op_floor_s"),
+        torch_floor=floor("torch_op_floor_s"),
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,
@@ -282,6 +299,8 @@ def _card(hw: Hardware) -> Card:
         power_ratio=power if power is not None else 1.0,
         calibrated=hw.calibration is not None,
         missing=tuple(dict.fromkeys(missing)),  # each figure named once
+        standins=tuple(standins),
+        launch_overhead=launch,
     )
 
 
@@ -1092,6 +1111,11 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     notes = []
     if c.missing:
         notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")
+    if c.standins:
+        notes.append(
+            f"{hw.id} gives no {', '.join(c.standins)}: the model takes its launch overhead "
+            f"({c.launch_overhead * 1e6:.2f} us, launch_overhead_s) for each"
+        )
     if host_paced:
         notes.append(HOST_PACED_NOTE)
     return Expected(

@@ -765,3 +765,23 @@ def test_softmax_block_kernels_issue_what_nsight_compute_counted() -> None:
         assert "block(s) of 1024 threads" in model.expected_terms[0].reason  # type: ignore[attr-defined]
         checked += 1
     assert checked == 23  # 11 Reg, 6 Smem, 6 three-pass
+
+
+@pytest.mark.parametrize("part", ["a100", "b200", "h100-pcie"])
+def test_a_part_without_measured_floors_is_not_expected_below_its_bound(part: str) -> None:
+    # these files state no event, stream or host floor, only the launch overhead the bound
+    # charges per launch (launch_overhead_s): the model takes that for each floor, so a small
+    # op is expected at its kernels plus one launch overhead, never under the speed-of-light
+    # bound (before, b200's 128^3 GEMM was expected at 57 ns, 0.02x the bound)
+    launch = float(load_hardware(part).launch_overhead_s.value)  # type: ignore[union-attr]
+    for op, params in (
+        ("gemm", {"m": 128}),
+        ("dot", {"n": 4096}),
+        ("softmax", {"rows": 1, "cols": 1024}),
+        ("layernorm", {"rows": 1, "cols": 1024}),
+    ):
+        r = roofcalc.analyze(op, part, **params)
+        assert r.expected_s >= r.predicted_s, (op, r.expected_s, r.predicted_s)  # type: ignore[operator]
+        body = sum(k.seconds * k.count for k in r.expected_kernels)  # type: ignore[union-attr]
+        assert r.expected_s >= body + launch - 1e-15, op  # type: ignore[operator]
+        assert any("launch_overhead_s" in n for n in r.expected_notes), op  # type: ignore[union-attr]
