@@ -401,7 +401,19 @@ def paths_cases() -> list[dict[str, Any]]:
     return cs
 
 
-PLANS = {"fixed": full_cases, "paths": paths_cases}
+def l2_cases() -> list[dict[str, Any]]:
+    """Three-pass softmax (cunn_SoftMaxForward, re-reading each row twice) over 2048 rows whose
+    rows in flight (2 blocks of one row on each of 132 SMs) span 13-51 MB: where the L2 stops
+    holding a row between its passes."""
+    cs: list[dict[str, Any]] = []
+    for cols in (12400, 16000, 20000, 22000, 24000, 26000, 27000, 28000, 29000, 30000, 31000, 32000,
+                 33000, 34000, 36000, 40000, 48000):
+        cs.append(softmax_case(2048, cols, "fp32"))
+        cs.append(softmax_case(2048, 2 * cols + 1, "bf16"))   # odd: never the shared-memory kernel
+    return cs
+
+
+PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
