@@ -413,7 +413,15 @@ def l2_cases() -> list[dict[str, Any]]:
     return cs
 
 
-PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases}
+def l2_layernorm_cases() -> list[dict[str, Any]]:
+    """LayerNorm (one 128-thread block per row, 16 on an SM, each row read twice) whose rows in
+    flight span 17-52 MB: where the L2 stops holding a row for its second read."""
+    cs = [layernorm_case(16384, cols, "bf16") for cols in (4096, 5120, 6144, 7168, 8192, 9216, 10240, 12288)]
+    cs += [layernorm_case(8192, cols, "fp32") for cols in (2048, 2560, 3072, 3584, 4096, 4608, 5120, 6144)]
+    return cs
+
+
+PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases}
 
 
 def smoke_cases() -> list[dict[str, Any]]:

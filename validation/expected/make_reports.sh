@@ -17,6 +17,9 @@ for card in h100 h200; do
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$c" "$card/report-$set"
   done
 done
+# the L2 re-read sweeps (kernels/l2*/README.md)
+report h100/kernels/l2/ops-l2.json h100 "" h100/report-ops-l2
+report h100/kernels/l2-layernorm/ops-l2ln.json h100 "" h100/report-ops-l2-layernorm
 # hold-outs 16 and 17 again: on the same H100 a minute later, and on a fresh H100 (holdout/README-1617.md)
 for run in rerun1617:rerun machine2-1617:machine2; do
   for set in ops-rand16 ops-softmax17; do
