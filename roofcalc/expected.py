@@ -290,7 +290,7 @@ def _card(hw: Hardware) -> Card:
         event_floor=(float(e.flushed_op_floor_s.value) if e.flushed_op_floor_s else 0.0) or floor("event_floor_s"),
         stream_floor=floor("stream_floor_s"),
         graph_floor=fig("graph_floor_s"),
-        torch_floor=floor("torch_op_floor_s"),
+        torch_floor=fig("torch_op_floor_s"),  # the host's cost per op: no GPU figure stands in for it
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,
@@ -1062,7 +1062,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 reason=f"one op timed by CUDA events ({c.event_floor * 1e6:.1f} us for a tiny kernel)"
                 + (
                     f"; {n - 1} more kernel(s) queued behind it, each at least "
-                    f"{max(c.queued_floor, c.graph_floor) * 1e6:.2f} us"
+                    f"{(max(c.queued_floor, c.graph_floor) if c.queued_floor else c.stream_floor) * 1e6:.2f} us"
                     if n > 1
                     else ""
                 ),
@@ -1076,14 +1076,16 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
     elif launch == "graph":
         total = sum(e.launched_s * e.count for e in ests)
         floor = total - body
-        terms.append(
-            Term(
-                name="launch floor",
-                seconds=floor,
-                reason=f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each"
-                + (f", none shorter than a small PyTorch kernel ({c.torch_node * 1e6:.2f} us)" if c.torch_node else ""),
+        if not c.graph_floor and not c.torch_node and c.launch_overhead:
+            # no measured cost per node: the graph's replay is one launch, as the bound counts it
+            floor = c.launch_overhead
+            total = body + floor
+            why = f"{n} kernel(s) in a CUDA graph, launched once ({c.launch_overhead * 1e6:.2f} us, launch_overhead_s; no cost per node measured)"
+        else:
+            why = f"{n} kernel(s) in a CUDA graph at {c.graph_floor * 1e6:.2f} us each" + (
+                f", none shorter than a small PyTorch kernel ({c.torch_node * 1e6:.2f} us)" if c.torch_node else ""
             )
-        )
+        terms.append(Term(name="launch floor", seconds=floor, reason=why))
     else:
         # Python issues the ops one after another while the GPU works through the queue: the
         # host runs ahead during long kernels and the GPU waits for it during short ones, so

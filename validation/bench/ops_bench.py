@@ -347,7 +347,10 @@ def random_cases(n: int, seed: int, only_kinds: tuple[str, ...] = ()) -> list[di
         kinds = [k for k in kinds if k in only_kinds]
     cs: list[dict[str, Any]] = []
     seen: set[str] = set()
+    repeats = 0
     while len(cs) < n:
+        if repeats > 10_000:  # some kinds have few distinct cases (naive attention: 36)
+            raise ValueError(f"only {len(cs)} distinct cases of {sorted(set(kinds))} found; ask for fewer")
         kind = rng.choice(kinds)
         if kind == "dot":
             c = dot_case(size(1024, 1 << 27, 0.0), rng.choice(("fp32", "bf16")))
@@ -375,7 +378,9 @@ def random_cases(n: int, seed: int, only_kinds: tuple[str, ...] = ()) -> list[di
             c = attention_case(rng.choice((1, 2, 4, 8, 16, 32)), 32, 8, 1, size(512, 32768, 0.0), 128, False,
                                "flash", decode=True)
         if c["label"] in seen:
+            repeats += 1
             continue
+        repeats = 0
         seen.add(c["label"])
         c["label"] = "rand-" + c["label"]
         cs.append(c)
@@ -537,7 +542,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="the fixed cases (default) or another named plan (paths: softmax's kernels, small fp32 gemv)")
     args = ap.parse_args(argv)
 
-    cases = smoke_cases() if args.smoke else random_cases(args.random, args.seed, tuple(filter(None, args.kinds.split(",")))) if args.random else PLANS[args.plan]()
+    if args.kinds and not args.random:
+        ap.error("--kinds restricts a --random draw: give --random N too")
+    if args.plan != "fixed" and (args.random or args.smoke):
+        ap.error("--plan names a set of its own: not with --random or --smoke")
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    try:
+        cases = smoke_cases() if args.smoke else random_cases(args.random, args.seed, kinds) if args.random else PLANS[args.plan]()
+    except ValueError as e:
+        ap.error(str(e))
     labels = [c["label"] for c in cases]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
