@@ -584,12 +584,16 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         t_tile = (tm + tn) * k_split / elems_per_s if path in ("unaligned", "word") else 2 * tm * tn * k_split / per_sm
         t_comp = waves * t_tile
         active = min(c.sms, units)
-        # few rows (or columns): the kernel streams the other operand, as decode's projections do
-        card_bw = c.skinny_bw if min(k.m, k.n) <= SKINNY_ROWS else c.dram_bw
+        io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
+        # few rows (or columns): the kernel streams the other operand, as decode's projections
+        # do; so does any GEMM whose operands take longer to stream than its tiles to compute
+        # (decode at batch 128: its projections streamed their weights at 2.5-2.6 TB/s on an
+        # H100, validation/expected/h100/kernels/decode-batch/, not at the read ceiling)
+        streaming = min(k.m, k.n) <= SKINNY_ROWS or (path == "tma" and t_comp < io / c.dram_bw)
+        card_bw = c.skinny_bw if streaming else c.dram_bw
         if gemv_off:
             card_bw = c.unaligned_gemv_bw
         bw = min(card_bw, active * c.per_sm_bw)
-        io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         t_mem = io / bw
         if prior:
             t_mem = _prior_time(c, prior, io, bw, active * c.per_sm_bw * c.l2_bw / c.dram_bw)

@@ -28,7 +28,14 @@ def main() -> int:
     ap.add_argument("--out", default="llm-kernels.json")
     ap.add_argument("--model", default="llama-3.1-8b")
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--decode-batches", default="1,32", help="batch sizes of the decode steps (context 1024)")
+    ap.add_argument("--no-prefill", action="store_true", help="profile the decode steps only")
+    ap.add_argument("--sdpa", choices=("default", "flash"), default="default",
+                    help="flash: force SDPA's flash backend, as llm_bench.py does by default")
     args = ap.parse_args()
+    if args.sdpa == "flash":
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        sdpa_kernel(SDPBackend.FLASH_ATTENTION).__enter__()   # held until the process exits
     torch.set_grad_enabled(False)
     llm_bench.configure_compile()
     d = llm_bench.Dist("cuda")
@@ -37,7 +44,10 @@ def main() -> int:
     model = llm_bench.Model(args.model, cfg, d)
     records = []
     t0 = time.time()
-    for phase, b, n in (("decode", 1, 1024), ("decode", 32, 1024), ("prefill", 1, 1024)):
+    plan = [("decode", int(b), 1024) for b in args.decode_batches.split(",")]
+    if not args.no_prefill:
+        plan.append(("prefill", 1, 1024))
+    for phase, b, n in plan:
         for engine in ("eager", "compiled"):
             rec = {"model": args.model, "layers": args.layers, "phase": phase, "engine": engine, "batch": b,
                    ("context" if phase == "decode" else "seq"): n}
