@@ -396,7 +396,9 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
             from_dram / min(streams(from_dram), active * sm_bw),
             (k.dram_bytes + k.reread_bytes) / min(c.l2_bw, active * l2_sm),
         )
-        if miss <= 0:
+        if not c.l2_total:
+            reason += "; re-reads from DRAM (the part gives no L2 size)"
+        elif miss <= 0:
             reason += "; re-reads hit L2"
         else:
             reason += f"; {miss:.0%} of the re-reads miss L2 ({working / 1e6:.0f} MB in flight)"
@@ -572,6 +574,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # the operands it reads: the part the kernel before has just written may come from L2
     prior = _prior_read(c, k, (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch)
     best: tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]] | None = None
+    # the product's own arithmetic at the tensor rate, before any tile's padding: a GEMM whose
+    # operands take longer to stream than this is a weight stream whatever tile runs it
+    mma_s = 2 * k.m * k.n * k.k * k.batch / (rate * power)
     for tm, tn in GEMM_TILES[path]:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
         split = 1
@@ -586,10 +591,10 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         active = min(c.sms, units)
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         # few rows (or columns): the kernel streams the other operand, as decode's projections
-        # do; so does any GEMM whose operands take longer to stream than its tiles to compute
+        # do; so does any GEMM whose operands take longer to stream than its MMAs take
         # (decode at batch 128: its projections streamed their weights at 2.5-2.6 TB/s on an
         # H100, validation/expected/h100/kernels/decode-batch/, not at the read ceiling)
-        streaming = min(k.m, k.n) <= SKINNY_ROWS or (path == "tma" and t_comp < io / c.dram_bw)
+        streaming = min(k.m, k.n) <= SKINNY_ROWS or (path == "tma" and mma_s < io / c.dram_bw)
         card_bw = c.skinny_bw if streaming else c.dram_bw
         if gemv_off:
             card_bw = c.unaligned_gemv_bw

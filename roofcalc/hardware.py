@@ -363,8 +363,9 @@ class Expected(_Strict):
     # streaming read, copy: achieved / memory.bandwidth_bytes_per_s of this file
     dram_read_fraction: PositiveFigure | None = None
     dram_copy_fraction: PositiveFigure | None = None
-    # the L2 is split into this many partitions; a kernel's re-reads find their lines again
-    # only while its working set fits in one (H100: whitepaper, two partitions)
+    # the L2 is split into this many partitions (H100: whitepaper, two): a kernel's re-reads
+    # all find their lines again while its rows in flight fit one, none once they fill the
+    # whole L2, in proportion between (expected.reread_miss)
     l2_partitions: PositiveFigure | None = None
     # read bandwidth of data resident in L2 (re-reads of rows a kernel just read)
     l2_bandwidth_bytes_per_s: PositiveFigure | None = None
@@ -426,6 +427,13 @@ class Expected(_Strict):
             raise ValueError(
                 f"value must be at most 1, a fraction of the streaming-read bandwidth (got {_clip(v.value)})"
             )
+        return v
+
+    @field_validator("l2_partitions")
+    @classmethod
+    def _whole_partitions(cls, v: PositiveFigure | None) -> PositiveFigure | None:
+        if v is not None and (v.value < 1 or v.value != int(v.value)):
+            raise ValueError(f"value must be a whole number of partitions, 1 or more (got {_clip(v.value)})")
         return v
 
     @field_validator("gemm_kernel_floor_extra_s")

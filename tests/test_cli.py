@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from roofcalc.hardware import load_hardware
+
 from .conftest import DATA, run, run_json
 
 CONTRACT = {
@@ -121,9 +123,10 @@ def test_hw_list_and_show() -> None:
     show = run("hw", "show", "h100")
     assert show.exit_code == 0
     assert "Hopper" in show.stdout and "datasheet" in show.stdout and "measured" in show.stdout
-    # a table of times by key reads as times, like the scalar ones (h100.yaml: simt 2.08e-07 s)
+    # a table of times by key reads as times, like the scalar ones (h100.yaml's simt figure, in ns)
+    simt = load_hardware("h100").expected.gemm_kernel_floor_extra_s["simt"].value
     row = next(line for line in show.stdout.splitlines() if "gemm_kernel_floor_extra_s.simt" in line)
-    assert "208 ns" in row
+    assert f"{simt * 1e9:.0f} ns" in row
     d = json.loads(run("hw", "show", "m3-max", "--json").stdout)
     assert "registers_per_sm" in d["unknown"] and d["sm"]["registers_per_sm"] is None
 

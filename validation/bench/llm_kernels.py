@@ -23,6 +23,9 @@ import kernel_shapes  # noqa: E402
 import llm_bench  # noqa: E402
 
 
+_SDPA_CTX = None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="llm-kernels.json")
@@ -35,7 +38,9 @@ def main() -> int:
     args = ap.parse_args()
     if args.sdpa == "flash":
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        sdpa_kernel(SDPBackend.FLASH_ATTENTION).__enter__()   # held until the process exits
+        global _SDPA_CTX  # a context manager: held by a name until the process exits, or it restores at once
+        _SDPA_CTX = sdpa_kernel(SDPBackend.FLASH_ATTENTION)
+        _SDPA_CTX.__enter__()
     torch.set_grad_enabled(False)
     llm_bench.configure_compile()
     d = llm_bench.Dist("cuda")
@@ -44,7 +49,10 @@ def main() -> int:
     model = llm_bench.Model(args.model, cfg, d)
     records = []
     t0 = time.time()
-    plan = [("decode", int(b), 1024) for b in args.decode_batches.split(",")]
+    try:
+        plan = [("decode", int(b), 1024) for b in args.decode_batches.split(",") if b.strip()]
+    except ValueError:
+        ap.error(f"--decode-batches: a comma list of batch sizes (got {args.decode_batches!r})")
     if not args.no_prefill:
         plan.append(("prefill", 1, 1024))
     for phase, b, n in plan:
