@@ -376,7 +376,9 @@ def _stream(hw: Hardware, c: Card, k: Kernel) -> KernelEstimate:
         return min(mixed_bandwidth(c, traffic, k.write_bytes), active * c.per_sm_bw)
 
     streaming = streams(k.dram_bytes)
-    bw = min(streaming, active * sm_bw)
+    # Little's law binds on the busiest SM: ceil(grid / sms) blocks' bytes at its in-flight rate
+    # (133 blocks on 132 SMs take as long as 132, not half as long for the second block resident)
+    bw = min(streaming, sm_bw * grid / math.ceil(grid / c.sms))
     t_mem = k.dram_bytes / bw if k.dram_bytes else 0.0
     reason = f"{grid:,} block(s) of {k.threads} threads, {bps}/SM, on {active} of {c.sms} SMs"
     l2_sm = min(c.per_sm_bw * c.l2_bw / c.dram_bw, in_flight / c.l2_latency) if c.l2_latency else sm_bw
