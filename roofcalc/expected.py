@@ -594,7 +594,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         io = (k.m * k.k + k.k * k.n) * dtype_bytes * k.batch + k.m * k.n * out_bytes * k.batch
         # few rows (or columns): the kernel streams the other operand, as decode's projections
         # do; so does any GEMM whose operands take longer to stream than its MMAs take
-        # (decode at batch 128: its projections streamed their weights at 2.5-2.6 TB/s on an
+        # (decode at batch 128: its projections streamed their weights at 2.4-2.7 TB/s on an
         # H100, validation/expected/h100/kernels/decode-batch/, not at the read ceiling)
         streaming = min(k.m, k.n) <= SKINNY_ROWS or (path == "tma" and mma_s < io / c.dram_bw)
         card_bw = c.skinny_bw if streaming else c.dram_bw
