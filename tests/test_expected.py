@@ -737,29 +737,38 @@ def test_softmax_picks_the_kernel_pytorch_launched_for_each_row_length() -> None
     assert seen == set(SOFTMAX_KERNELS)
 
 
+def ncu_cases(folder: str, csv_name: str, plan_name: str) -> list[tuple[dict, dict[str, str]]]:
+    """The cases of a committed ncu_cases.py run (validation/expected/h100/kernels/FOLDER), each
+    with its kernel's Nsight Compute row: one kernel per case, in the plan's order."""
+    base = KERNELS / "h100" / "kernels" / folder
+    rows = list(csv.reader((base / csv_name).read_text().splitlines()))
+    head = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+    measured = [dict(zip(rows[head], r, strict=True)) for r in rows[head + 2 :] if len(r) == len(rows[head])]
+    plan = json.loads((base / plan_name).read_text())
+    assert len(plan) == len(measured)
+    return list(zip(plan, measured, strict=True))
+
+
+def counter(row: dict[str, str], name: str) -> float:
+    return float(row[name].replace(",", ""))
+
+
 def test_softmax_block_kernels_issue_what_nsight_compute_counted() -> None:
     # per-row warp instructions of the three block kernels (ops/softmax.yaml) against Nsight
     # Compute's smsp__inst_executed for each 1024-row case of the sweep (one kernel per case,
     # in the plan's order): within 8% in both dtypes
-    rows = list(csv.reader((KERNELS / "h100" / "kernels" / "paths" / "ncu-paths.csv").read_text().splitlines()))
-    head = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-    col = {h: j for j, h in enumerate(rows[head])}
-    measured = [r for r in rows[head + 2 :] if len(r) == len(rows[head])]
-    plan = json.loads((KERNELS / "h100" / "kernels" / "paths" / "ncu-paths-plan.json").read_text())
-    assert len(plan) == len(measured)
     per_row = {
         "cunn_SoftMaxForwardReg<": lambda cols: 1.995 * cols + 2250,
         "cunn_SoftMaxForwardSmem<": lambda cols: 1.215 * cols + 3850,
         "cunn_SoftMaxForward<": lambda cols: 1.242 * cols + 6100,
     }
     checked = 0
-    for case, r in zip(plan, measured, strict=True):
-        name = r[col["Kernel Name"]]
-        fit = next((f for k, f in per_row.items() if k in name), None)
+    for case, r in ncu_cases("paths", "ncu-paths.csv", "ncu-paths-plan.json"):
+        fit = next((f for k, f in per_row.items() if k in r["Kernel Name"]), None)
         if fit is None:
             continue
         p = case["params"]
-        inst = float(r[col["smsp__inst_executed.sum"]].replace(",", "")) / p["rows"]
+        inst = counter(r, "smsp__inst_executed.sum") / p["rows"]
         assert fit(p["cols"]) == pytest.approx(inst, rel=0.08), case["label"]
         model = roofcalc.analyze("softmax", "h100", dtype=case["dtype"], **p)
         assert "block(s) of 1024 threads" in model.expected_terms[0].reason  # type: ignore[attr-defined]
@@ -837,18 +846,12 @@ def test_reread_misses_follow_what_nsight_compute_read_from_dram(
     # once, plus the re-reads that missed): within 0.2 everywhere, 0.12 in the median
     from roofcalc.expected import card, reread_miss
 
-    base = KERNELS / "h100" / "kernels" / folder
-    rows = list(csv.reader((base / csv_name).read_text().splitlines()))
-    head = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-    col = {h: j for j, h in enumerate(rows[head])}
-    measured = [r for r in rows[head + 2 :] if len(r) == len(rows[head])]
-    plan = json.loads((base / plan_name).read_text())
     c = card(load_hardware("h100"))
     errors = []
-    for case, r in zip(plan, measured, strict=True):
+    for case, r in ncu_cases(folder, csv_name, plan_name):
         p = case["params"]
         row_bytes = p["cols"] * ELEMENT_BYTES[case["dtype"]]
-        read = float(r[col["dram__bytes_read.sum"]].replace(",", "")) / (p["rows"] * row_bytes)
+        read = counter(r, "dram__bytes_read.sum") / (p["rows"] * row_bytes)
         res = roofcalc.analyze(op, "h100", dtype=case["dtype"], **p)
         (k,) = res.expected_kernels  # type: ignore[attr-defined]
         footprint = 1.2 * row_bytes if op == "softmax" else 1.6 * row_bytes  # the op files' figures
