@@ -5,7 +5,14 @@ embedding and LM head), runs a warm step, then profiles one step with torch.prof
 records every CUDA kernel: name, grid, block, registers, shared memory, duration. These are
 the facts the decode/prefill kernel lists of the expected-time model are read from.
 
+With --graphs the decode step is captured in a CUDA graph (as llm_bench.py times decode) and
+one replay is profiled: each kernel also gets its start (start_us, from the replay's first
+kernel) and its node time (node_s: from its start to the next kernel's start, the last one's
+duration), so what a kernel costs inside a graph, gaps included, is read directly; the replay
+is also timed with CUDA events (replay_s, median of 20) to compare with the nodes' sum.
+
     python validation/bench/llm_kernels.py --out llm-kernels.json
+    python validation/bench/llm_kernels.py --graphs --no-prefill --decode-batches 1,16,64 --out graph-kernels.json
 """
 
 from __future__ import annotations
@@ -26,6 +33,44 @@ import llm_bench  # noqa: E402
 _SDPA_CTX = None
 
 
+def graph_kernels(step, dev: torch.device) -> tuple[list[dict], float]:
+    """The kernels of one replay of step captured in a CUDA graph, in launch order, each with
+    its start (from the first kernel's) and node time (to the next kernel's start), and the
+    replay's median time by CUDA events."""
+    side = torch.cuda.Stream(device=dev)
+    side.wait_stream(torch.cuda.current_stream(dev))
+    with torch.cuda.stream(side):  # warm up on a side stream before the capture
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream(dev).wait_stream(side)
+    torch.cuda.synchronize(dev)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    for _ in range(3):
+        g.replay()
+    torch.cuda.synchronize(dev)
+    times = []
+    for _ in range(20):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        g.replay()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e-3)
+    evs = sorted(benchlib.profiled_events(g.replay, ("kernel",)), key=lambda ev: float(ev.get("ts") or 0))
+    out = []
+    t0 = float(evs[0]["ts"]) if evs else 0.0
+    for i, ev in enumerate(evs):
+        a = ev.get("args", {})
+        ts, dur = float(ev.get("ts") or 0), float(ev.get("dur") or 0)
+        nxt = float(evs[i + 1]["ts"]) if i + 1 < len(evs) else ts + dur
+        out.append({"name": ev.get("name"), "duration_s": dur * 1e-6, "start_us": ts - t0, "node_s": (nxt - ts) * 1e-6,
+                    **{k: a[k] for k in ("grid", "block", "registers per thread", "shared memory") if k in a}})
+    times.sort()
+    return out, times[len(times) // 2]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="llm-kernels.json")
@@ -33,6 +78,8 @@ def main() -> int:
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--decode-batches", default="1,32", help="batch sizes of the decode steps (context 1024)")
     ap.add_argument("--no-prefill", action="store_true", help="profile the decode steps only")
+    ap.add_argument("--graphs", action="store_true",
+                    help="decode: profile one replay of the step captured in a CUDA graph (node times)")
     ap.add_argument("--sdpa", choices=("default", "flash"), default="default",
                     help="flash: force SDPA's flash backend, as llm_bench.py does by default")
     args = ap.parse_args()
@@ -64,16 +111,22 @@ def main() -> int:
                 for _ in range(3):
                     step()
                 torch.cuda.synchronize()
-                rec["kernels"] = kernel_shapes.kernels_of(step, d.dev)
+                if args.graphs and phase == "decode":
+                    rec["cuda_graphs"] = True
+                    rec["kernels"], rec["replay_s"] = graph_kernels(step, d.dev)
+                else:
+                    rec["kernels"] = kernel_shapes.kernels_of(step, d.dev)
                 rec["sdpa_backend"] = info.get("sdpa_backend")
             except Exception as e:  # keep going
                 rec["error"] = f"{type(e).__name__}: {e}"[:300]
             records.append(rec)
             ks = rec.get("kernels", [])
-            print(f"{phase} b{b} {engine}: {len(ks)} kernels, {sum(k['duration_s'] for k in ks) * 1e3:.3f} ms",
-                  flush=True)
+            print(f"{phase} b{b} {engine}: {len(ks)} kernels, {sum(k['duration_s'] for k in ks) * 1e3:.3f} ms"
+                  + (f"; nodes {sum(k['node_s'] for k in ks) * 1e3:.3f} ms, replay {rec['replay_s'] * 1e3:.3f} ms"
+                     if "replay_s" in rec else "") + (f" {rec['error']}" if "error" in rec else ""), flush=True)
             for k in ks:
-                print(f"   {k['name'][:90]:90s} g{k.get('grid')} b{k.get('block')} {k['duration_s'] * 1e6:8.1f} us")
+                print(f"   {k['name'][:90]:90s} g{k.get('grid')} b{k.get('block')} {k['duration_s'] * 1e6:8.1f} us"
+                      + (f" node {k['node_s'] * 1e6:8.2f} us" if "node_s" in k else ""))
     benchlib.write_record(args.out, "llm-kernels", d.dev, records, t0)
     return 0
 
