@@ -859,3 +859,33 @@ def test_reread_misses_follow_what_nsight_compute_read_from_dram(
         errors.append(abs(reread_miss(c, working) - (read - 1) / rereads))
     assert max(errors) < 0.2
     assert sorted(errors)[len(errors) // 2] < 0.12
+
+
+def _graph_decode_layer(model: str, engine: str, batch: int) -> list[dict]:
+    """The kernels of the first layer of a two-layer decode step profiled inside its CUDA graph
+    (validation/expected/h100/kernels/graph-decode/), each with its node time."""
+    doc = json.loads((KERNELS / "h100" / "kernels" / "graph-decode" / f"graph-kernels-{model}.json").read_text())
+    ks = next(c for c in doc["cases"] if c["engine"] == engine and c["batch"] == batch)["kernels"]
+    # each RMSNorm starts with the cast of the residual stream to float32; two per layer
+    starts = [i for i, k in enumerate(ks) if "unrolled_elementwise_kernel" in k["name"] and "direct_copy" in k["name"]]
+    return ks[starts[0] : starts[2]]
+
+
+@pytest.mark.parametrize(("model", "batch"), [("llama-3.1-8b", 1), ("llama-3.1-8b", 16), ("qwen2.5-7b", 32)])
+def test_eager_kernels_off_the_vectorized_path_take_their_items_in_order(model: str, batch: int) -> None:
+    # A broadcast or strided operand sends PyTorch to elementwise_kernel<128, vt> (rotary
+    # embedding's products and half negation, RMSNorm's scale): vt items per thread one after
+    # another. Inside a CUDA graph their nodes took longer than the vectorized kernels' of the
+    # same layer, and the model's launched time for them (graph floor + vt + 1 dependent round
+    # trips) is within 25% of their median node; the vectorized ones stay near the floor
+    layer = _graph_decode_layer(model, "eager", batch)
+    inorder = sorted(k["node_s"] for k in layer if "elementwise_kernel<128" in k["name"] and "index" not in k["name"])
+    vector = sorted(k["node_s"] for k in layer if "vectorized_elementwise_kernel" in k["name"])
+    assert len(inorder) >= 7 and len(vector) >= 10
+    assert inorder[len(inorder) // 2] > 1.2 * vector[len(vector) // 2]
+    r = roofcalc.analyze("decode", "h100", model=model, layers=2, batch=batch, context=1024, engine="eager")
+    strided = next(e for e in r.expected_kernels if e.name == "rope_eager_strided")
+    assert "5 dependent memory round trip" in strided.reason or strided.bound == "memory"
+    assert strided.launched_s == pytest.approx(inorder[len(inorder) // 2], rel=0.25)
+    plain = next(e for e in r.expected_kernels if e.name == "rmsnorm_eager")
+    assert plain.launched_s == pytest.approx(vector[len(vector) // 2], rel=0.25)
