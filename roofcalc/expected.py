@@ -76,6 +76,8 @@ MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "word": 64, "simt": 64, "tf32": 
 # a GEMM with at most this many rows (or columns) is the weight-streaming kind cuBLAS runs with
 # its narrow-tile kernels (the 8- to 64-wide tiles in GEMM_TILES), like the probe's 16-row case
 SKINNY_ROWS = 64
+# the weight rows of one cuBLAS tile of an F.linear with few rows (the wgmma M side)
+LINEAR_TILE_N = 64
 # The k-loop of each library path: k per pipeline step and steps in flight, read off the
 # kernels cuBLAS runs (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels
 # "..._64x4" (k 64, 4 stages), the unaligned fallback cutlass_75_tensorop_s1688gemm
@@ -143,6 +145,7 @@ class Kernel:
     flops: float = 0.0
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     in_order: bool = False  # a thread's items one after another: issue and memory add
+    linear: bool = False  # a GEMM as F.linear runs it: x (m x k) times a weight stored n x k
     passes: int = 1
     inflight_bytes: int = 16
     write_bytes: float = 0.0  # the part of dram_bytes that is written
@@ -579,11 +582,20 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # the product's own arithmetic at the tensor rate, before any tile's padding: a GEMM whose
     # operands take longer to stream than this is a weight stream whatever tile runs it
     mma_s = 2 * k.m * k.n * k.k * k.batch / (rate * power)
-    for tm, tn in GEMM_TILES[path]:
+    # F.linear with few rows (decode's projections): cuBLAS puts the weight's rows on the MMA's
+    # 64-row side and the rows of x on its narrow side, so its tiles are 64 weight rows wide;
+    # when they fill less than half the SMs it cuts k into slices and sums them in cublasLt's
+    # splitKreduce kernel (decode steps inside their CUDA graphs, validation/expected/h100/
+    # kernels/graph-decode/: the q, k, v, o and down projections of 8B models at batch 1-64
+    # split, gate and up, 224 tiles, do not)
+    linear = k.linear and path == "tma" and k.m <= SKINNY_ROWS
+    tile_menu = ((SKINNY_ROWS, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
+    split_below = c.sms / 2 if linear else c.sms
+    for tm, tn in tile_menu:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
         split = 1
         min_k = MIN_K_PER_SPLIT[path]
-        if tiles < c.sms and k.k >= 2 * min_k:
+        if tiles < split_below and k.k >= 2 * min_k:
             split = max(1, min(c.sms // tiles, k.k // min_k))
         units = tiles * split
         waves = math.ceil(units / c.sms)
@@ -628,6 +640,10 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
             best = (t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory")
     assert best is not None
     t, t_red, why, units, split, bound = best
+    if linear:
+        why += "; as F.linear with few rows: cuBLAS's tiles span 64 weight rows" + (
+            ", k split to fill the SMs" if split > 1 else ""
+        )
     if prior:
         why += "; its input, just written by the kernel before, is read from L2"
     if gemv_off and c.unaligned_gemv_bw != c.skinny_bw:
@@ -683,13 +699,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
 # (validation/bench/host_rate.py) cost its host 1.3x the real steps' rate on both H100s.
 EAGER_STEP_HOST_FACTOR = 2.0
 
-# What a step paced by its host can be expected to do: the same eager step measured 0.84-1.54x
-# of the model on one H200 machine and 1.07-1.99x on two H100 machines, from one case to the
+# What a step paced by its host can be expected to do: the same eager step measured 0.72-1.52x
+# of the model on one H200 machine and 0.95-1.86x on two H100 machines, from one case to the
 # next within minutes (validation/expected/*/report-llm-host*.json): the host's speed is the
 # least stable thing measured here.
 HOST_PACED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and the same step measured 0.8x to 2x of this on different machines "
+    "follows the host's speed, and the same step measured 0.7x to 1.9x of this on different machines "
     "and minutes; a CUDA graph (--cuda-graphs) takes the host out, torch.compile (--engine compiled) "
     "issues fewer kernels"
 )

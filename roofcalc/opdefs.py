@@ -165,6 +165,8 @@ class KernelDef(_Strict):
     # each thread does its items one after another (offsets, load, store, next), as PyTorch's
     # non-vectorized elementwise loop does: its issue time adds to its memory time
     in_order: bool = False
+    # a GEMM as F.linear runs it (x times a weight stored n x k), as the LLM ops' projections do
+    linear: bool = False
     passes: str | int = 1
     # bytes each thread keeps in flight (16: one 16-byte vector load)
     inflight_bytes: str | int = 16

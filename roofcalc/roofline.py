@@ -523,6 +523,7 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
         dtype=dtype,
         pipe=kd.pipe,
         in_order=kd.in_order,
+        linear=kd.linear,
         part=kd.part,
         **vals,
     )
