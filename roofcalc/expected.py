@@ -76,8 +76,10 @@ MIN_K_PER_SPLIT = {"tma": 512, "unaligned": 64, "word": 64, "simt": 64, "tf32": 
 # a GEMM with at most this many rows (or columns) is the weight-streaming kind cuBLAS runs with
 # its narrow-tile kernels (the 8- to 64-wide tiles in GEMM_TILES), like the probe's 16-row case
 SKINNY_ROWS = 64
-# the weight rows of one cuBLAS tile of an F.linear with few rows (the wgmma M side)
+# one cuBLAS tile of an F.linear with few rows: weight rows on the wgmma M side, rows of x on
+# its narrow side (nvjet "64x8" to "128x32" kernels, validation/expected/h100/kernels/graph-decode/)
 LINEAR_TILE_N = 64
+LINEAR_TILE_M = 32
 # The k-loop of each library path: k per pipeline step and steps in flight, read off the
 # kernels cuBLAS runs (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels
 # "..._64x4" (k 64, 4 stages), the unaligned fallback cutlass_75_tensorop_s1688gemm
@@ -107,6 +109,9 @@ class KernelEstimate(Record):
     count: int = 1  # how many times it runs
     part: str | None = None  # the layer kind it belongs to (decode/prefill breakdown)
     launched_s: float = 0.0  # one run with its share of the launch floor
+    issued: bool = (
+        True  # issued by a framework call (False: launched by a library within one, like a split-K reduction)
+    )
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -201,6 +206,9 @@ class Card:
     sfu_per_clk: float  # special-function results per clock per SM
     fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
     issue_per_clk: float  # warp instructions an SM issues per clock (one per scheduler)
+    # cuBLAS's tiling of F.linear with few rows, as seen on a Hopper part (wgmma); applied where
+    # one SM's streaming rate is measured, since its tiles can leave SMs idle
+    linear_tiles: bool
     boost_hz: float  # the SM clock of issue-bound (non-tensor) work
     # tensor rate of GEMMs in steps timed back to back (the board at its power limit) over
     # the short-loop rate tensor_fraction gives; 1 where the part has no figure
@@ -298,6 +306,7 @@ def _card(hw: Hardware) -> Card:
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
+        linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
         boost_hz=boost or clock * 1e6,
         power_ratio=power if power is not None else 1.0,
         calibrated=hw.calibration is not None,
@@ -583,13 +592,17 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # operands take longer to stream than this is a weight stream whatever tile runs it
     mma_s = 2 * k.m * k.n * k.k * k.batch / (rate * power)
     # F.linear with few rows (decode's projections): cuBLAS puts the weight's rows on the MMA's
-    # 64-row side and the rows of x on its narrow side, so its tiles are 64 weight rows wide;
-    # when they fill less than half the SMs it cuts k into slices and sums them in cublasLt's
-    # splitKreduce kernel (decode steps inside their CUDA graphs, validation/expected/h100/
-    # kernels/graph-decode/: the q, k, v, o and down projections of 8B models at batch 1-64
-    # split, gate and up, 224 tiles, do not)
-    linear = k.linear and path == "tma" and k.m <= SKINNY_ROWS
-    tile_menu = ((SKINNY_ROWS, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
+    # 64-row side and up to 32 rows of x on its narrow side, so a projection of n weight rows has
+    # ceil(n / 64) x ceil(m / 32) tiles; when they fill less than half the SMs it cuts k into
+    # slices and sums them in cublasLt's splitKreduce kernel. Inside CUDA-graph-replayed decode
+    # steps on an H100 (validation/expected/h100/kernels/graph-decode/) the q, k, v, o and down
+    # projections of llama-3.1-8b split at batch 1 and 16 (32-64 tiles), its gate and up (224)
+    # never, its q and o at batch 64 (128 tiles) not; two misses: its down at batch 64 (cuBLAS
+    # took 64-row tiles of x there, 64 of them, and split) and qwen2.5-7b's q and o (56 tiles,
+    # not split). Seen on Hopper only, and its tiles can leave SMs idle: parts without a
+    # measured per-SM streaming rate, or of another generation, keep the tile search.
+    linear = k.linear and path == "tma" and k.m <= SKINNY_ROWS and c.linear_tiles
+    tile_menu = ((LINEAR_TILE_M, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
     split_below = c.sms / 2 if linear else c.sms
     for tm, tn in tile_menu:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
@@ -684,6 +697,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
                 waves=0.0,
                 bound="memory",
                 reason=f"sums the {split} fp32 partial tiles",
+                issued=False,
             )
         )
     return out
@@ -699,13 +713,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
 # (validation/bench/host_rate.py) cost its host 1.3x the real steps' rate on both H100s.
 EAGER_STEP_HOST_FACTOR = 2.0
 
-# What a step paced by its host can be expected to do: the same eager step measured 0.72-1.52x
-# of the model on one H200 machine and 0.95-1.86x on two H100 machines, from one case to the
+# What a step paced by its host can be expected to do: the same eager step measured 0.81-1.71x
+# of the model on one H200 machine and 1.04-2.09x on two H100 machines, from one case to the
 # next within minutes (validation/expected/*/report-llm-host*.json): the host's speed is the
 # least stable thing measured here.
 HOST_PACED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and the same step measured 0.7x to 1.9x of this on different machines "
+    "follows the host's speed, and the same step measured 0.8x to 2.1x of this on different machines "
     "and minutes; a CUDA graph (--cuda-graphs) takes the host out, torch.compile (--engine compiled) "
     "issues fewer kernels"
 )
@@ -1121,7 +1135,10 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         # ms of 17-30 ms)
         gpu_total = sum(queued(e) * e.count for e in ests)
         host_op = EAGER_STEP_HOST_FACTOR * c.torch_floor
-        total = max(gpu_total, n * host_op)
+        # Python issues the ops; a library's own second kernel (cuBLAS's split-K reduction) comes
+        # with the call that launched it
+        n_host = sum(e.count for e in ests if e.issued)
+        total = max(gpu_total, n_host * host_op)
         host_wait = total - gpu_total
         if host_wait and n:  # each kernel's share, so that the layer kinds add up to the step
             ests = [e.model_copy(update={"launched_s": e.launched_s + host_wait / n}) for e in ests]
@@ -1139,7 +1156,7 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
                 Term(
                     name="host issue",
                     seconds=host_wait,
-                    reason=f"Python issues the step's {n:,} kernels at {host_op * 1e6:.1f} us each "
+                    reason=f"Python issues the step's {n_host:,} kernels at {host_op * 1e6:.1f} us each "
                     f"({EAGER_STEP_HOST_FACTOR:g} x the {c.torch_floor * 1e6:.1f} us of a hot loop of one op); "
                     "the GPU waits for them",
                 )
