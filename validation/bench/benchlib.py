@@ -79,6 +79,22 @@ def event_time(fn: Callable[[], Any], before: Callable[[], Any] | None = None) -
     return s.elapsed_time(e) * 1e-3
 
 
+def capture(fn: Callable[[], Any], warm: int = 2) -> torch.cuda.CUDAGraph:
+    """fn captured in a CUDA graph, after ``warm`` calls on a side stream (as the CUDA-graph
+    documentation asks before a capture)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warm):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g
+
+
 def queued_times(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> list[float]:
     """Seconds of n calls of fn, each between two CUDA events with ``before`` (a flush) enqueued
     ahead of its start event, all n enqueued back to back and synchronized once at the end, as

@@ -46,11 +46,20 @@ class Sampler:
             import pynvml  # type: ignore[import-not-found]
 
             pynvml.nvmlInit()
-            self.nv, self.h = pynvml, pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+            self.nv, self.h = pynvml, self._handle(pynvml)
         except Exception:
             self.nv = None
         self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()
+
+    @staticmethod
+    def _handle(nv: Any) -> Any:
+        """NVML's handle of the GPU torch uses: by PCI address (NVML ignores CUDA_VISIBLE_DEVICES)."""
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        try:
+            return nv.nvmlDeviceGetHandleByPciBusId(f"{p.pci_domain_id:08X}:{p.pci_bus_id:02X}:{p.pci_device_id:02X}.0")
+        except Exception:
+            return nv.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -152,17 +161,11 @@ def main() -> int:
             times = benchlib.queued_times(op, flush.zero_, 30)
             rec["op"] = {"median_s": statistics.median(times), "kernels": flash_durations(op)}
             # a graph of 16 calls over distinct buffers, replayed back to back
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
+            def calls() -> None:
                 for i in range(copies):
                     op(i)
-            torch.cuda.current_stream().wait_stream(side)
-            torch.cuda.synchronize()
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                for i in range(copies):
-                    op(i)
+
+            g = benchlib.capture(calls, warm=1)
             per, smp = replay_for(g, args.seconds)
             rec["loop"] = {"per_call_s": per / copies, "nvml": smp.summary(), "kv_bytes": kv_bytes,
                            "kernels": flash_durations(g.replay)}
@@ -170,16 +173,7 @@ def main() -> int:
             torch.cuda.empty_cache()
             # the decode step
             step, _info, _state = llm_bench.make_step(model, "decode", "eager", b, c, "inductor")
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(2):
-                    step()
-            torch.cuda.current_stream().wait_stream(side)
-            torch.cuda.synchronize()
-            gs = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(gs):
-                step()
+            gs = benchlib.capture(step)
             per, smp = replay_for(gs, args.seconds)
             rec["step"] = {"replay_s": per, "nvml": smp.summary(), "kernels": flash_durations(gs.replay)}
             del gs, step, _state

@@ -37,16 +37,7 @@ def graph_kernels(step, dev: torch.device) -> tuple[list[dict], float]:
     """The kernels of one replay of step captured in a CUDA graph, in launch order, each with
     its start (from the first kernel's) and node time (to the next kernel's start), and the
     replay's median time by CUDA events."""
-    side = torch.cuda.Stream(device=dev)
-    side.wait_stream(torch.cuda.current_stream(dev))
-    with torch.cuda.stream(side):  # warm up on a side stream before the capture
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream(dev).wait_stream(side)
-    torch.cuda.synchronize(dev)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
+    g = benchlib.capture(step)
     for _ in range(3):
         g.replay()
     torch.cuda.synchronize(dev)
