@@ -184,6 +184,12 @@ class KernelDef(_Strict):
     causal: str | int = 0
     ranks: str | int = 1
 
+    @model_validator(mode="after")
+    def _linear_is_a_gemm(self) -> KernelDef:
+        if self.linear and self.model != "gemm":
+            raise ValueError(f"{self.name}: linear applies to a GEMM (model: gemm), not model: {self.model}")
+        return self
+
 
 class Presets(_Strict):
     """The op takes its dimensions from the model presets (models/*.yaml) through this option."""

@@ -516,6 +516,11 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
     vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
     if vals["threads"] < 1:
         raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
+    if kd.model == "gemm" and vals["repeat"] and min(vals["m"], vals["n"], vals["k"], vals["batch"]) < 1:
+        raise DomainError(
+            f"{opdef.source}: kernels.{i} ({kd.name}): a GEMM needs m, n, k and batch of at least 1 "
+            f"(got {vals['m']} x {vals['n']} x {vals['k']}, batch {vals['batch']})"
+        )
     return Kernel(
         name=kd.name,
         model=kd.model,

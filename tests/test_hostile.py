@@ -774,3 +774,17 @@ def test_one_megabyte_of_brackets_is_refused_at_once() -> None:
         with pytest.raises(SpecError, match="nested deeper than 64 levels"):
             parse(text, "x")
         assert time.perf_counter() - t0 < 0.5
+
+
+def test_a_gemm_kernel_of_no_rows_is_refused_not_a_crash(tmp_path: Path) -> None:
+    # an op file's GEMM kernel whose m comes out 0 for these parameters: a clear refusal (exit
+    # 1), where the tile search once divided by zero (an internal error)
+    kernels = 'kernels:\n  - {name: g, model: gemm, m: "n - 1000", n: 64, k: 64, help: a GEMM}\n'
+    f = _write(tmp_path, "hostile.yaml", _op('"2*n"', extra=kernels))
+    refused(invoke("op", f, "--hw", "h100"), 1, f, "kernels.0 (g)", "a GEMM needs m, n, k and batch of at least 1")
+
+
+def test_linear_is_refused_on_a_kernel_that_is_no_gemm(tmp_path: Path) -> None:
+    kernels = "kernels:\n  - {name: s, model: stream, linear: true, dram_bytes: n, help: a stream}\n"
+    f = _write(tmp_path, "hostile.yaml", _op('"2*n"', extra=kernels))
+    refused(invoke("op", f), 2, f, "linear applies to a GEMM")
