@@ -927,3 +927,17 @@ def test_decode_projections_split_k_where_cublas_did(model: str, batch: int) -> 
     # an op's torch.matmul of the same shape keeps the model's own tile search
     plain = roofcalc.analyze("gemm", "h100", m=batch, n=4096, k=4096)
     assert "F.linear" not in kernel(plain, "gemm").reason  # type: ignore[attr-defined]
+
+
+def test_a_mixture_of_experts_runs_each_touched_experts_gemms() -> None:
+    # mixtral-8x7b (8 experts, 2 per token): at batch 64 all 8 are touched, each running gate,
+    # up and down over its share of the 128 token-expert pairs (16 rows); the expected time
+    # streams every touched expert's weights, so it is no faster than the bound (it was 0.4x)
+    r = roofcalc.analyze("decode", "h100", model="mixtral-8x7b", batch=64, context=1024)
+    gate = next(k for k in r.expected_kernels if k.name == "gate_proj")
+    assert gate.count == 32 * 8
+    assert r.expected_s >= r.predicted_s
+    one = roofcalc.analyze("decode", "h100", model="mixtral-8x7b", batch=1, context=1024)
+    # one token touches 2 experts: 8 x (1 - (1 - 2/8)^1) = 2, one row each
+    assert next(k for k in one.expected_kernels if k.name == "gate_proj").count == 32 * 2
+    assert one.expected_s >= one.predicted_s
