@@ -596,7 +596,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # ceil(n / 64) x ceil(m / 32) tiles; when they fill less than half the SMs it cuts k into
     # slices and sums them in cublasLt's splitKreduce kernel. Inside CUDA-graph-replayed decode
     # steps on an H100 (validation/expected/h100/kernels/graph-decode/) the q, k, v, o and down
-    # projections of llama-3.1-8b split at batch 1 and 16 (32-64 tiles), its gate and up (224)
+    # projections of llama-3.1-8b split at batch 1 and 16 (16-64 tiles), its gate and up (224)
     # never, its q and o at batch 64 (128 tiles) not; two misses: its down at batch 64 (cuBLAS
     # took 64-row tiles of x there, 64 of them, and split) and qwen2.5-7b's q and o (56 tiles,
     # not split). Seen on Hopper only, and its tiles can leave SMs idle: parts without a
@@ -713,13 +713,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
 # (validation/bench/host_rate.py) cost its host 1.3x the real steps' rate on both H100s.
 EAGER_STEP_HOST_FACTOR = 2.0
 
-# What a step paced by its host can be expected to do: the same eager step measured 0.81-1.71x
-# of the model on one H200 machine and 1.04-2.09x on two H100 machines, from one case to the
+# What a step paced by its host can be expected to do: the same eager step measured 0.83-1.71x
+# of the model on one H200 machine, 1.04-2.14x on two H100 machines and 0.78-1.23x on 2 x H200, from one case to the
 # next within minutes (validation/expected/*/report-llm-host*.json): the host's speed is the
 # least stable thing measured here.
 HOST_PACED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and the same step measured 0.8x to 2.1x of this on different machines "
+    "follows the host's speed, and the same step measured 0.8x to 2.2x of this on different machines "
     "and minutes; a CUDA graph (--cuda-graphs) takes the host out, torch.compile (--engine compiled) "
     "issues fewer kernels"
 )
@@ -897,6 +897,7 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
                 waves=0.0,
                 bound="latency",
                 reason=f"combines the {split} partial outputs per head, one L2 round trip per split",
+                issued=False,
             )
         )
     return out
@@ -1135,8 +1136,8 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         # ms of 17-30 ms)
         gpu_total = sum(queued(e) * e.count for e in ests)
         host_op = EAGER_STEP_HOST_FACTOR * c.torch_floor
-        # Python issues the ops; a library's own second kernel (cuBLAS's split-K reduction) comes
-        # with the call that launched it
+        # Python issues the ops; a library's own second kernel (cuBLAS's split-K reduction, FA-2's
+        # combine) comes with the call that launched it
         n_host = sum(e.count for e in ests if e.issued)
         total = max(gpu_total, n_host * host_op)
         host_wait = total - gpu_total

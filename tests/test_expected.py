@@ -308,7 +308,7 @@ def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
 
 
 def test_the_host_paced_note_spans_the_committed_host_paced_steps() -> None:
-    """The note's range (0.8x to 2.1x) is what the committed steps whose largest term is the
+    """The note's range (0.8x to 2.2x) is what the committed steps whose largest term is the
     host's issue measured against the model, on every machine and calibration."""
     ratios = [
         c["ratio"]
@@ -316,8 +316,8 @@ def test_the_host_paced_note_spans_the_committed_host_paced_steps() -> None:
         for c in json.loads(path.read_text())["cases"]
         if c["why"].startswith("host issue")
     ]
-    assert len(ratios) >= 50 and "0.8x to 2.1x" in HOST_PACED_NOTE
-    assert 0.75 <= min(ratios) < 0.85 and 2.0 < max(ratios) <= 2.15
+    assert len(ratios) >= 50 and "0.8x to 2.2x" in HOST_PACED_NOTE
+    assert 0.75 <= min(ratios) < 0.85 and 2.05 < max(ratios) <= 2.2
 
 
 def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
@@ -924,9 +924,14 @@ def test_decode_projections_split_k_where_cublas_did(model: str, batch: int) -> 
     assert "gate_proj" not in split and "up_proj" not in split
     assert split - seen == extra and seen - split == missed
     assert len(seen & split) >= 2  # k and v at least, everywhere
-    # an op's torch.matmul of the same shape keeps the model's own tile search
+    # an op's torch.matmul of the same shape keeps the model's own tile search, and so do parts
+    # that are not Hopper or whose per-SM streaming rate is not measured (the tiles can leave
+    # SMs idle): the A100 and the H100 PCIe
     plain = roofcalc.analyze("gemm", "h100", m=batch, n=4096, k=4096)
     assert "F.linear" not in kernel(plain, "gemm").reason  # type: ignore[attr-defined]
+    for part in ("a100", "h100-pcie"):
+        other = roofcalc.analyze("decode", part, model=model, layers=2, batch=batch, context=1024, engine="compiled")
+        assert not any("F.linear" in k.reason for k in other.expected_kernels)
 
 
 def test_a_mixture_of_experts_runs_each_touched_experts_gemms() -> None:
