@@ -35,6 +35,7 @@ report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-l
 # TP=2 on two H100s (no probe of that machine: registry figures only)
 report h100x2/llm_tp2-h100.json h100 "" h100x2/report-llm_tp2-h100
 report h100x2/llm_tp2-h100-holdout3.json h100 "" h100x2/report-llm_tp2-h100-holdout3
+report h100x2/llm_tp2-h100-holdout4.json h100 "" h100x2/report-llm_tp2-h100-holdout4
 report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
 report h200x2/llm_tp2-holdout2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout2
 # one line per report: median, share in band, outside [0.5, 2]
