@@ -109,9 +109,9 @@ class KernelEstimate(Record):
     count: int = 1  # how many times it runs
     part: str | None = None  # the layer kind it belongs to (decode/prefill breakdown)
     launched_s: float = 0.0  # one run with its share of the launch floor
-    issued: bool = (
-        True  # issued by a framework call (False: launched by a library within one, like a split-K reduction)
-    )
+    # issued by a framework call; False: launched by a library within one (a split-K
+    # reduction, FA-2's combine), which costs the host no call of its own
+    issued: bool = True
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -714,9 +714,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
 EAGER_STEP_HOST_FACTOR = 2.0
 
 # What a step paced by its host can be expected to do: the same eager step measured 0.83-1.71x
-# of the model on one H200 machine, 1.04-2.14x on two H100 machines and 0.78-1.23x on 2 x H200, from one case to the
-# next within minutes (validation/expected/*/report-llm-host*.json): the host's speed is the
-# least stable thing measured here.
+# of the model on one H200 machine, 1.04-2.14x on two H100 machines and 0.78-1.23x on two H200s,
+# from one case to the next within minutes (validation/expected/*/report-llm*.json): the host's
+# speed is the least stable thing measured here.
 HOST_PACED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the host's speed, and the same step measured 0.8x to 2.2x of this on different machines "
