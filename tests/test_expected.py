@@ -869,9 +869,15 @@ def _graph_decode_layer(model: str, engine: str, batch: int) -> list[dict]:
     (validation/expected/h100/kernels/graph-decode/), each with its node time."""
     doc = json.loads((KERNELS / "h100" / "kernels" / "graph-decode" / f"graph-kernels-{model}.json").read_text())
     ks = next(c for c in doc["cases"] if c["engine"] == engine and c["batch"] == batch)["kernels"]
-    # each RMSNorm starts with the cast of the residual stream to float32; two per layer
-    starts = [i for i, k in enumerate(ks) if "unrolled_elementwise_kernel" in k["name"] and "direct_copy" in k["name"]]
-    return ks[starts[0] : starts[2]]
+    if engine == "eager":
+        # each RMSNorm starts with the cast of the residual stream to float32; two per layer
+        starts = [
+            i for i, k in enumerate(ks) if "unrolled_elementwise_kernel" in k["name"] and "direct_copy" in k["name"]
+        ]
+        return ks[starts[0] : starts[2]]
+    # compiled: a layer starts with Inductor's fused RMSNorm before attention
+    starts = [i for i, k in enumerate(ks) if k["name"].startswith("triton_red_fused__to_copy_add_mean")]
+    return ks[starts[0] : starts[1]]
 
 
 @pytest.mark.parametrize(("model", "batch"), [("llama-3.1-8b", 1), ("llama-3.1-8b", 16), ("qwen2.5-7b", 32)])
@@ -908,12 +914,9 @@ def test_decode_projections_split_k_where_cublas_did(model: str, batch: int) -> 
     # adds cublasLt's splitKreduce. Inside a CUDA graph (validation/expected/h100/kernels/
     # graph-decode/) the projections followed by a splitKreduce are the ones the model splits,
     # but for the misses named in SPLIT_MISSES
-    doc = json.loads((KERNELS / "h100" / "kernels" / "graph-decode" / f"graph-kernels-{model}.json").read_text())
-    ks = next(c for c in doc["cases"] if c["engine"] == "compiled" and c["batch"] == batch)["kernels"]
-    starts = [i for i, k in enumerate(ks) if k["name"].startswith("triton_red_fused__to_copy_add_mean")]
     order = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     seen, at = set(), -1
-    for k in ks[starts[0] : starts[1]]:
+    for k in _graph_decode_layer(model, "compiled", batch):
         if "nvjet" in k["name"]:
             at += 1
         elif "splitKreduce" in k["name"]:
