@@ -112,6 +112,9 @@ class KernelEstimate(Record):
     # issued by a framework call; False: launched by a library within one (a split-K
     # reduction, FA-2's combine), which costs the host no call of its own
     issued: bool = True
+    # who issues it from Python: "aten" = an eager PyTorch op; "inductor" = the generated code of
+    # a torch.compile'd function (its launches cost the host more: compiled_kernel_host_s)
+    launcher: Literal["aten", "inductor"] = "aten"
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -172,6 +175,7 @@ class Kernel:
     head_dim: int = 0
     causal: bool = False
     ranks: int = 1  # collectives: GPUs taking part
+    launcher: Literal["aten", "inductor"] = "aten"  # who issues it from Python (KernelEstimate.launcher)
 
 
 # ------------------------------------------------------------------ hardware figures
@@ -202,6 +206,8 @@ class Card:
     stream_floor: float
     graph_floor: float
     torch_floor: float
+    compiled_kernel: float  # the host's cost per kernel launched from a compiled function (s)
+    compiled_entry: float  # the host's cost per entry into a compiled function (s)
     clock_hz: float  # SM clock under load
     sfu_per_clk: float  # special-function results per clock per SM
     fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
@@ -247,6 +253,11 @@ def _card(hw: Hardware) -> Card:
             missing.append(name)
             return 0.0
         return float(f.value)
+
+    def opt(name: str) -> float:
+        """A figure the model can do without (0 where the file gives none)."""
+        f = getattr(e, name)
+        return float(f.value) if f is not None else 0.0
 
     def floor(name: str) -> float:
         """A launch floor the part states, else the launch overhead its bound charges per
@@ -302,6 +313,9 @@ def _card(hw: Hardware) -> Card:
         stream_floor=floor("stream_floor_s"),
         graph_floor=fig("graph_floor_s"),
         torch_floor=fig("torch_op_floor_s"),  # the host's cost per op: no GPU figure stands in for it
+        # a compiled function's launches and entry, else in proportion to the op floor (same host)
+        compiled_kernel=opt("compiled_kernel_host_s") or COMPILED_KERNEL_OPS * opt("torch_op_floor_s"),
+        compiled_entry=opt("compiled_entry_host_s") or COMPILED_ENTRY_OPS * opt("torch_op_floor_s"),
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,
@@ -713,13 +727,31 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
 # (validation/bench/host_rate.py) cost its host 1.3x the real steps' rate on both H100s.
 EAGER_STEP_HOST_FACTOR = 2.0
 
-# What a step paced by its host can be expected to do: the same eager step measured 0.83-1.71x
-# of the model on one H200 machine, 1.04-2.14x on two H100 machines and 0.78-1.23x on two H200s,
-# from one case to the next within minutes (validation/expected/*/report-llm*.json): the host's
-# speed is the least stable thing measured here.
+# A torch.compile'd function costs its host more per kernel than an eager op: Inductor's
+# generated Python calls each Triton kernel's launcher or cuBLAS, after the function's entry
+# (Dynamo's guards, the AOT and Inductor wrappers). In a hot loop on one H100 machine
+# (validation/expected/h100/host/run3/: roofcalc/probe/torch_ops.py torch_compiled_floor, twice
+# in one call) a kernel cost 1.9x and 2.3x the hot-loop op of the same call, an entry 6.7x and
+# 6.3x; where no probe measured a card's compiled figures, they are these multiples of its op
+# floor (the host's speed scales both alike).
+COMPILED_KERNEL_OPS = 2.1
+COMPILED_ENTRY_OPS = 6.5
+# A compiled step costs its host more than the hot loop of one compiled function, as an eager
+# step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
+# function per region, where an eager layer walks dozens of ops, views and frames. The 13
+# host-bound compiled steps without CUDA graphs of the same call (llama-3.2-1b/3b, llama-3.1-8b,
+# qwen2.5-7b: decode at batch 1 and 8, prefill of 256 tokens; the GPU's modelled work under 0.7
+# of the step) took 1.14-2.05x, median 1.55x, the hot-loop costs of their kernels and entries.
+COMPILED_STEP_HOST_FACTOR = 1.55
+
+# What a step paced by its host can be expected to do: the committed steps whose largest term
+# is the host's issue measured 0.72-1.71x of the model (112 steps on five H100 machines, two
+# H200s and a 2 x H200; validation/expected/*/report-llm*.json), and the same step moved by 1.5x
+# from one case to the next within minutes: the host's speed is the least stable thing measured
+# here.
 HOST_PACED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and the same step measured 0.8x to 2.2x of this on different machines "
+    "follows the host's speed, and such steps measured 0.7x to 1.7x of this on different machines "
     "and minutes; a CUDA graph (--cuda-graphs) takes the host out, torch.compile (--engine compiled) "
     "issues fewer kernels"
 )
@@ -1030,18 +1062,21 @@ def _dirty_writeback(hw: Hardware, c: Card, kernels: list[Kernel], dtype_bytes: 
     return c.writeback * min(_traffic(kernels, dtype_bytes), c.l2_total) / c.dram_bw
 
 
-def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Launch = "event") -> Expected:
+def compose(
+    hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Launch = "event", entries: int = 0
+) -> Expected:
     """The expected time of kernels run one after another.
 
     launch: "event" = one op timed between two CUDA events after the benchmark's L2 flush (the
     first kernel pays the event floor, the others are queued behind it); "stream" = kernels
     launched back to back from C++;
     "graph" = replayed from a CUDA graph; "eager" = PyTorch ops issued from Python, so no
-    kernel goes faster than the host issues it.
+    kernel goes faster than the host issues it. entries: calls into torch.compile'd functions
+    the host makes (eager launch only), each with its entry cost beside its kernels' launches.
     """
     c = card(hw)
     ests = [
-        e.model_copy(update={"count": k.repeat, "part": k.part})
+        e.model_copy(update={"count": k.repeat, "part": k.part, "launcher": k.launcher})
         for k in kernels
         if k.repeat > 0
         for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph", sustained=launch in ("graph", "eager"))
@@ -1136,10 +1171,14 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
         # ms of 17-30 ms)
         gpu_total = sum(queued(e) * e.count for e in ests)
         host_op = EAGER_STEP_HOST_FACTOR * c.torch_floor
+        host_compiled = COMPILED_STEP_HOST_FACTOR * c.compiled_kernel
+        host_entry = COMPILED_STEP_HOST_FACTOR * c.compiled_entry
         # Python issues the ops; a library's own second kernel (cuBLAS's split-K reduction, FA-2's
         # combine) comes with the call that launched it
-        n_host = sum(e.count for e in ests if e.issued)
-        total = max(gpu_total, n_host * host_op)
+        n_host = sum(e.count for e in ests if e.issued and e.launcher == "aten")
+        n_compiled = sum(e.count for e in ests if e.issued and e.launcher == "inductor")
+        host_total = n_host * host_op + n_compiled * host_compiled + entries * host_entry
+        total = max(gpu_total, host_total)
         host_wait = total - gpu_total
         if host_wait and n:  # each kernel's share, so that the layer kinds add up to the step
             ests = [e.model_copy(update={"launched_s": e.launched_s + host_wait / n}) for e in ests]
@@ -1153,13 +1192,25 @@ def compose(hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Lau
             )
         )
         if host_wait:
+            issued = []
+            if n_host:
+                issued.append(
+                    f"{n_host:,} PyTorch op{'s' if n_host != 1 else ''} at {host_op * 1e6:.1f} us each "
+                    f"({EAGER_STEP_HOST_FACTOR:g} x the "
+                    f"{c.torch_floor * 1e6:.1f} us of a hot loop of one op)"
+                )
+            if n_compiled or entries:
+                issued.append(
+                    f"{entries:,} calls of compiled functions launching {n_compiled:,} kernels at "
+                    f"{host_entry * 1e6:.0f} us a call and {host_compiled * 1e6:.1f} us a kernel "
+                    f"({COMPILED_STEP_HOST_FACTOR:g} x a hot loop's {c.compiled_entry * 1e6:.0f} and "
+                    f"{c.compiled_kernel * 1e6:.1f} us)"
+                )
             terms.append(
                 Term(
                     name="host issue",
                     seconds=host_wait,
-                    reason=f"Python issues the step's {n_host:,} kernels at {host_op * 1e6:.1f} us each "
-                    f"({EAGER_STEP_HOST_FACTOR:g} x the {c.torch_floor * 1e6:.1f} us of a hot loop of one op); "
-                    "the GPU waits for them",
+                    reason=f"Python issues {' and '.join(issued)}: {host_total * 1e3:.2f} ms; the GPU waits for them",
                 )
             )
     # the host's wait (eager steps the host cannot issue fast enough) is its own share, apart

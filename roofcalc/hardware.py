@@ -341,6 +341,10 @@ class Expected(_Strict):
     graph_floor_s: PositiveFigure | None = None
     # per op when tiny PyTorch ops are issued back to back from Python (host-bound)
     torch_op_floor_s: PositiveFigure | None = None
+    # per kernel launched from a torch.compile'd function (Inductor's generated code calling a
+    # Triton kernel or cuBLAS), and per entry into such a function, in a hot loop (host-bound)
+    compiled_kernel_host_s: PositiveFigure | None = None
+    compiled_entry_host_s: PositiveFigure | None = None
     # a small PyTorch kernel (one of eager RMSNorm's seven on a 4096-element row) queued on a
     # stream the GPU is busy with: what one more small kernel costs when the host is ahead
     queued_kernel_floor_s: PositiveFigure | None = None

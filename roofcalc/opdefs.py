@@ -167,6 +167,9 @@ class KernelDef(_Strict):
     in_order: bool = False
     # a GEMM as F.linear runs it (x times a weight stored n x k), as the LLM ops' projections do
     linear: bool = False
+    # who issues it from Python, a formula giving "aten" (an eager PyTorch op) or "inductor"
+    # (the generated code of a torch.compile'd function); default: the op's launcher
+    launcher: str | None = None
     passes: str | int = 1
     # bytes each thread keeps in flight (16: one 16-byte vector load)
     inflight_bytes: str | int = 16
@@ -227,6 +230,10 @@ class OpDef(_Strict):
     # how the kernels are launched (a formula giving event, stream, graph or eager); default:
     # one op timed alone between CUDA events
     launch: str | None = None
+    # who issues the kernels from Python by default (a formula giving "aten" or "inductor"), and
+    # how many calls into torch.compile'd functions the host makes (eager launch: host costs)
+    launcher: str | None = None
+    host_entries: str | int = 0
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr(default="")
@@ -305,9 +312,14 @@ class OpDef(_Strict):
             compile_(f"breakdown.{rname}.bytes", row.bytes)
         if self.launch is not None:
             compile_("launch", self.launch)
+        if self.launcher is not None:
+            compile_("launcher", self.launcher)
+        compile_("host_entries", self.host_entries)
         for i, kd in enumerate(self.kernels):
             if kd.when is not None:
                 compile_(f"kernels.{i}.when", kd.when)
+            if kd.launcher is not None:
+                compile_(f"kernels.{i}.launcher", kd.launcher)
             for field in KERNEL_FORMULAS:
                 compile_(f"kernels.{i}.{field}", getattr(kd, field))
         for key in ("crossover", "gpus_param"):

@@ -11,6 +11,7 @@ given parameters and places the result on the hardware's roofline:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import operator
@@ -448,7 +449,25 @@ def _kernel_keys(i: int) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
     )
 
 
+def _launcher(opdef: OpDef, i: int, env: dict[str, Value]) -> str:
+    """Who issues kernel ``i`` from Python: its own launcher formula, else the op's, else aten."""
+    kd = opdef.kernels[i]
+    key = f"kernels.{i}.launcher" if kd.launcher is not None else "launcher" if opdef.launcher is not None else None
+    if key is None:
+        return "aten"
+    who = _ev(opdef, key, env)
+    if who not in ("aten", "inductor"):
+        raise DomainError(f"{opdef.source}: {key}: {who!r} is not aten or inductor")
+    return str(who)
+
+
 def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
+    out = [k if who == "aten" else dataclasses.replace(k, launcher=who) for k, who in _evaluated(opdef, env, dtype)]
+    return out
+
+
+def _evaluated(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[tuple[Any, str]]:
+    """Each kernel whose `when` holds, evaluated, with its launcher."""
     out = []
     for i, kd in enumerate(opdef.kernels):
         get = _kernel_names(opdef, i)
@@ -457,7 +476,7 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
         except KeyError:  # a name this case lacks (an optional parameter): evaluated as it goes
             k = _kernel(opdef, i, kd, env, dtype)
             if k is not None:
-                out.append(k)
+                out.append((k, _launcher(opdef, i, env)))
             continue
         key = (id(opdef), i, dtype, vals, *map(type, vals))
         hit = _KERNEL_MEMO.get(key)
@@ -469,7 +488,7 @@ def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
                 _KERNEL_MEMO.clear()
             _KERNEL_MEMO[key] = (opdef, k)
         if k is not None:
-            out.append(k)
+            out.append((k, _launcher(opdef, i, env)))
     return out
 
 
@@ -558,7 +577,8 @@ def _expected(
     kernels = _kernels(opdef, env, dtype)
     if not kernels:
         return None
-    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch)  # type: ignore[arg-type]
+    entries = max(0, math.ceil(_num(opdef, "host_entries", env)))
+    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries)  # type: ignore[arg-type]
 
 
 def _expected_by_part(parts: list[BreakdownItem], exp: Any) -> list[BreakdownItem]:

@@ -990,3 +990,29 @@ def test_odd_one_k_block_rows_are_left_out_not_fatal() -> None:
         - gemm_floor_residue(base, "bf16", 1024, 1024, 64, 3.4e-6)[1]
     )
     assert simt["source"] == "probe" and simt["value"] == pytest.approx(want, rel=1e-9)
+
+
+def test_calibration_takes_the_compiled_call_floor_from_a_probe_record() -> None:
+    """The probe's torch_compiled_floor record (here the one host_rate.py committed, as the probe
+    would store it) gives expected.compiled_kernel_host_s and compiled_entry_host_s: the slope
+    and intercept of the per-call time over the kernels per call, by hand from the medians."""
+    saved = json.loads((VALIDATION / "probe" / "h100" / "probe.json").read_text())
+    raw = copy.deepcopy(saved["raw"])
+    rec = json.loads((VALIDATION / "expected" / "h100" / "host" / "run3" / "host-rate.json").read_text())
+    cf = rec["torch_compiled"]
+    raw["torch"]["compiled_floor"] = cf
+    (lo, hi) = sorted(cf["chains"], key=lambda c: c["kernels"])
+    assert (lo["kernels"], hi["kernels"]) == (2, 16)  # one and eight (GEMM + Triton) links
+
+    def med(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    slope = (med(hi["samples_s"]) - med(lo["samples_s"])) / 14
+    doc = calibrated_hardware(load_hardware("h100"), raw, _meta(saved))
+    e = doc["expected"]
+    assert e["compiled_kernel_host_s"]["value"] == pytest.approx(slope, rel=1e-3)
+    assert e["compiled_entry_host_s"]["value"] == pytest.approx(med(lo["samples_s"]) - 2 * slope, rel=1e-3)
+    assert 15e-6 < slope < 30e-6  # 19.1 us on that host
+    # an unverified record (a wrong result) gives no figures
+    raw["torch"]["compiled_floor"] = {**cf, "verified": False}
+    assert "compiled_kernel_host_s" not in calibrated_hardware(load_hardware("h100"), raw, _meta(saved))["expected"]

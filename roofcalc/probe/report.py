@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import DomainError
 from ..expected import gemm_floor_residue
 from ..hardware import GEMM_PATHS, MAX_FIGURE, MIN_FIGURE, Expected, Hardware
+from .torch_ops import compiled_floor_fit
 
 SCHEMA_VERSION = 2  # of the report (probe --json)
 CALIBRATION_SCHEMA = 2  # of the calibration file (written where the model has a 'schema' field)
@@ -698,6 +699,16 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         f = floors.get(name)
         if f is not None:
             put(field, f.median_s, f"{f.method}; median of {f.samples}, p10-p90 {_fmt_s(f.p10_s)}-{_fmt_s(f.p90_s)}")
+    cf = raw.get("torch", {}).get("compiled_floor")
+    fit = compiled_floor_fit(cf) if cf else None
+    if fit is not None:
+        how = (
+            f"torch.compile'd chains of {' and '.join(str(c['kernels']) for c in cf['chains'])} kernels "
+            f"(cuBLAS and Triton), {cf['calls_per_sample']} calls back to back (host clock), medians of "
+            f"{len(cf['chains'][0]['samples_s'])}"
+        )
+        put("compiled_kernel_host_s", fit[0], f"per kernel: the slope of the call time over the kernels; {how}")
+        put("compiled_entry_host_s", fit[1], f"per call: the intercept of the call time; {how}")
     kf = raw.get("torch", {}).get("kernel_floors")
     if kf and kf.get("verified"):
         small = kf.get("small_queued_samples_s")

@@ -400,6 +400,11 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         out["floor"] = torch_ops.torch_op_floor(torch, 5 if quick else 7)
     except Exception as e:  # report, keep the rest
         skipped.append(f"PyTorch op floor: {_one_line(e)}")
+    if not quick:  # compiles two small functions (seconds): the full probe only
+        try:
+            out["compiled_floor"] = torch_ops.torch_compiled_floor(torch, 5)
+        except Exception as e:  # torch.compile unavailable (no Triton, say): report, keep the rest
+            skipped.append(f"PyTorch compiled-call floor: {_one_line(e)}")
     try:
         out["kernel_floors"] = torch_ops.torch_kernel_floors(torch, 9)
     except Exception as e:  # report, keep the rest

@@ -182,6 +182,83 @@ def torch_op_floor(torch: Any, reps: int, n: int = 1000) -> dict[str, Any]:
     }
 
 
+# Chains of (x @ w).relu() + 1 compiled by torch.compile: each link is one cuBLAS GEMM called
+# from Inductor's generated code and one Triton kernel (the ReLU and the add fuse), as the
+# compiled layer of an LLM step alternates GEMMs with fused elementwise kernels.
+COMPILED_LINKS = (1, 8)
+
+
+def _kernels_per_call(torch: Any, fn: Callable[[], Any]) -> int:
+    """GPU kernels one call of fn launches, counted by torch.profiler."""
+    profiler = torch.profiler
+    torch.cuda.synchronize()
+    with profiler.profile(activities=[profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    return sum(1 for name in names if not name.startswith(("Memcpy", "Memset")))
+
+
+def torch_compiled_floor(torch: Any, reps: int, n: int = 500) -> dict[str, Any]:
+    """What the host pays to call a torch.compile'd function, per kernel and per entry.
+
+    Two compiled functions of tiny tensors (the GPU's work is negligible), a chain of 1 and of
+    8 links (COMPILED_LINKS), each called n times back to back from Python and timed by the
+    host clock to the end of the last kernel; their kernels counted by the profiler. The
+    difference of the two per-call times over the difference of their kernel counts is the
+    host's cost per kernel launched from compiled code; what is left of the short chain's time
+    is the cost of entering the compiled function (guards and wrappers).
+    """
+    x = torch.randn(16, 64, device="cuda", dtype=torch.float32)
+    w = torch.randn(64, 64, device="cuda", dtype=torch.float32) / 8.0
+    out: dict[str, Any] = {"name": "torch_compiled", "calls_per_sample": n, "chains": []}
+    ok = True
+    checks = []
+    for links in COMPILED_LINKS:
+
+        def chain(x: Any, w: Any, links: int = links) -> Any:
+            for _ in range(links):
+                x = (x @ w).relu() + 1.0
+            return x
+
+        fn = torch.compile(chain, dynamic=False, fullgraph=True)
+        got = fn(x, w)  # compiles
+        want = chain(x.double(), w.double())
+        err = float(((got.double() - want).norm() / want.norm()).item())
+        ok = ok and err < 1e-3
+        checks.append(f"{links} link(s): relative error {err:.1e}")
+        for _ in range(20):
+            fn(x, w)
+        kernels = _kernels_per_call(torch, lambda: fn(x, w))
+        samples = []
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn(x, w)
+            torch.cuda.synchronize()
+            samples.append((time.perf_counter() - t0) / n)
+        out["chains"].append({"links": links, "kernels": kernels, "samples_s": samples})
+    out["verified"] = ok
+    out["check"] = "; ".join(checks) + " (against float64)"
+    return out
+
+
+def compiled_floor_fit(raw: dict[str, Any]) -> tuple[float, float] | None:
+    """(host seconds per kernel, host seconds per entry) from torch_compiled_floor's record:
+    the slope and intercept of the per-call time (medians) against the kernels per call."""
+    chains = sorted(raw.get("chains", []), key=lambda c: c["kernels"])
+    if len(chains) < 2 or chains[-1]["kernels"] <= chains[0]["kernels"] or not raw.get("verified"):
+        return None
+    lo, hi = chains[0], chains[-1]
+    t_lo, t_hi = _median(lo["samples_s"]), _median(hi["samples_s"])
+    per_kernel = (t_hi - t_lo) / (hi["kernels"] - lo["kernels"])
+    entry = t_lo - per_kernel * lo["kernels"]
+    if per_kernel <= 0 or entry <= 0:
+        return None
+    return per_kernel, entry
+
+
 def _fp8_operands(torch: Any, m: int, n: int, k: int) -> tuple[Any, Any, Any]:
     a = (torch.randn(m, k, device="cuda") * 0.5).to(torch.float8_e4m3fn)
     b = (torch.randn(n, k, device="cuda") * 0.5).to(torch.float8_e4m3fn).t()  # k x n, column-major

@@ -1,5 +1,7 @@
-"""Two host measurements, stand-alone (torch and the standard library only): the probe's hot
-loop of one tiny op (roofcalc/probe/torch_ops.py torch_op_floor: x.add_(1) back to back) and
+"""Host measurements, stand-alone (torch and the standard library only): the probe's hot
+loop of one tiny op (roofcalc/probe/torch_ops.py torch_op_floor: x.add_(1) back to back), the
+probe's compiled-call floor (torch_compiled_floor: torch.compile'd chains of 1 and 8 GEMM +
+Triton links, host cost per kernel and per entry) and
 an eager decoder step on tiny dimensions (torch_step_op below: host time per kernel of a
 Llama-shaped step; written for the probe, then left out of it: it cost its host 1.3x the real
 steps' rate per kernel, see roofcalc/expected.py EAGER_STEP_HOST_FACTOR). Run it on the
@@ -144,6 +146,7 @@ def main() -> None:
     ops = probe_ops()
     t0 = time.time()
     floor = ops.torch_op_floor(torch, args.reps)
+    compiled = ops.torch_compiled_floor(torch, args.reps)
     steps = [torch_step_op(torch, args.reps, layers=int(n)) for n in args.layers.split(",")]
     out = {
         "schema": 1,
@@ -153,11 +156,18 @@ def main() -> None:
         "device": benchlib.device_info(torch.device("cuda")),
         "torch": torch.__version__,
         "torch_op": floor,
+        "torch_compiled": compiled,
         "torch_step_op": steps,
         "wall_s": time.time() - t0,
     }
     benchlib.write_json_atomic(args.out, out)
     print(f"x.add_(1) hot loop: {statistics.median(floor['samples_s']) * 1e6:.2f} us per op")
+    fit = ops.compiled_floor_fit(compiled)
+    for c in compiled["chains"]:
+        print(f"compiled chain of {c['links']} link(s), {c['kernels']} kernels: "
+              f"{statistics.median(c['samples_s']) * 1e6:.2f} us per call")
+    if fit:
+        print(f"compiled: {fit[0] * 1e6:.2f} us per kernel, {fit[1] * 1e6:.2f} us per entry ({compiled['check']})")
     for s in steps:
         print(
             f"tiny step, {s['layers']} layers, {s['kernels_per_step']} kernels: "
