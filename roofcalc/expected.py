@@ -745,15 +745,16 @@ COMPILED_ENTRY_OPS = 6.5
 COMPILED_STEP_HOST_FACTOR = 1.55
 
 # What a step paced by its host can be expected to do: the committed steps whose largest term
-# is the host's issue measured 0.72-1.71x of the model (112 steps on five H100 machines, two
-# H200s and a 2 x H200; validation/expected/*/report-llm*.json), and the same step moved by 1.5x
-# from one case to the next within minutes: the host's speed is the least stable thing measured
-# here.
+# is the host's issue measured 0.53-1.71x of the model with the card's figures (132 steps on six
+# H100 machines, two H200s and a 2 x H200), the host's speed differing 1.6x between machines of
+# one card, and 0.72-1.64x with the figures of their own host measured in the same call (97
+# steps, 76% within [0.8, 1.25]; validation/expected/*/report-llm*-hostrate.json): the rest is
+# the host's speed from one minute to the next, the least stable thing measured here.
 HOST_PACED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and such steps measured 0.7x to 1.7x of this on different machines "
-    "and minutes; a CUDA graph (--cuda-graphs) takes the host out, torch.compile (--engine compiled) "
-    "issues fewer kernels"
+    "follows the host's speed, and such steps measured 0.5x to 1.7x of this on different machines "
+    "(0.7x to 1.6x with each host's own figures: roofcalc probe --save-calibration); a CUDA graph "
+    "(--cuda-graphs) takes the host out, torch.compile (--engine compiled) issues fewer kernels"
 )
 
 # FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import CheckError, InputError
-from .hardware import Hardware
+from .hardware import Hardware, PositiveFigure
 from .output import SCHEMA_VERSION
 
 # the accuracy targets of the expected-time model
@@ -70,6 +70,8 @@ class Report(BaseModel):
     cases: list[CaseResult]
     # measured cases the model refuses (e.g. a context beyond the model's maximum), with why
     refused: list[str] = Field(default_factory=list)
+    # the host's figures taken from host_rate.py records of the same call (--host-rate), if any
+    host_rate: str | None = None
 
 
 def _median(xs: list[float]) -> float | None:
@@ -199,6 +201,52 @@ def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
     if not isinstance(cases, list):
         raise InputError(f"{source}: no 'cases' list: not a measurement file from validation/bench")
     return [c for c in cases if isinstance(c, dict)]
+
+
+def with_host_rates(hw: Hardware, records: list[tuple[str, Any]]) -> tuple[Hardware, str]:
+    """``hw`` with the host's figures (the op floor, the compiled call's per-kernel and entry
+    costs) measured by validation/bench/host_rate.py on the machine that took the timings: the
+    mean over the records of each one's medians. Host-paced steps follow their host, which
+    differs between machines of one card by 1.6x (validation/expected/h100/host/)."""
+    from .probe.torch_ops import compiled_floor_fit
+
+    ops: list[float] = []
+    fits: list[tuple[float, float]] = []
+    for path, rec in records:
+        if not isinstance(rec, dict) or rec.get("kind") != "host-rate":
+            raise InputError(f"{path}: not a record of validation/bench/host_rate.py (no 'kind': host-rate)")
+        samples = (rec.get("torch_op") or {}).get("samples_s")
+        if (
+            not isinstance(samples, list)
+            or not samples
+            or not all(isinstance(x, int | float) and x > 0 for x in samples)
+        ):
+            raise InputError(f"{path}: torch_op.samples_s is not a list of positive seconds")
+        ops.append(_median(samples) or 0.0)
+        compiled = rec.get("torch_compiled")
+        try:
+            fit = compiled_floor_fit(compiled) if isinstance(compiled, dict) else None
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError(f"{path}: torch_compiled is malformed ({e})") from None
+        if fit is not None:
+            fits.append(fit)
+    names = ", ".join(path for path, _ in records)
+    op = sum(ops) / len(ops)
+    figs: dict[str, Any] = {"torch_op_floor_s": op}
+    said = f"host op {op * 1e6:.2f} us"
+    if fits:
+        figs["compiled_kernel_host_s"] = sum(f[0] for f in fits) / len(fits)
+        figs["compiled_entry_host_s"] = sum(f[1] for f in fits) / len(fits)
+        said += (
+            f", compiled {figs['compiled_kernel_host_s'] * 1e6:.2f} us a kernel and "
+            f"{figs['compiled_entry_host_s'] * 1e6:.1f} us an entry"
+        )
+    update = {
+        name: PositiveFigure(value=v, source="host-rate", kind="measured", note=f"mean over {names}")
+        for name, v in figs.items()
+    }
+    out = hw.model_copy(update={"expected": hw.expected.model_copy(update=update)})
+    return out, f"{said} ({names})"
 
 
 def _report(

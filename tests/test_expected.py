@@ -308,16 +308,23 @@ def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
 
 
 def test_the_host_paced_note_spans_the_committed_host_paced_steps() -> None:
-    """The note's range (0.7x to 1.7x) is what the committed steps whose largest term is the
-    host's issue measured against the model, on every machine and calibration."""
-    ratios = [
-        c["ratio"]
-        for path in KERNELS.glob("*/report-llm*.json")
-        for c in json.loads(path.read_text())["cases"]
-        if c["why"].startswith("host issue")
-    ]
-    assert len(ratios) >= 100 and "0.7x to 1.7x" in HOST_PACED_NOTE
-    assert 0.65 <= min(ratios) < 0.75 and 1.65 < max(ratios) <= 1.75
+    """The note's ranges are what the committed steps whose largest term is the host's issue
+    measured against the model: with the card's figures (0.5x to 1.7x), and with the figures of
+    the host that ran them (-hostrate reports: 0.7x to 1.6x)."""
+
+    def ratios(own_host: bool) -> list[float]:
+        return [
+            c["ratio"]
+            for path in KERNELS.glob("*/report-llm*.json")
+            if path.stem.endswith("-hostrate") == own_host
+            for c in json.loads(path.read_text())["cases"]
+            if c["why"].startswith("host issue")
+        ]
+
+    card, own = ratios(False), ratios(True)
+    assert "0.5x to 1.7x" in HOST_PACED_NOTE and "0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
+    assert len(card) >= 100 and 0.45 <= min(card) < 0.55 and 1.65 < max(card) <= 1.75
+    assert len(own) >= 80 and 0.65 <= min(own) < 0.75 and 1.55 < max(own) <= 1.65
 
 
 def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:

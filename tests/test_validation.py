@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from roofcalc.hardware import load_calibration, load_hardware
-from roofcalc.validation import llm_report, ops_report
+from roofcalc.validation import llm_report, ops_report, with_host_rates
 
 ROOT = Path(__file__).resolve().parent.parent / "validation" / "expected"
 REPORTS = sorted(ROOT.glob("*/report-*.json"))
@@ -35,6 +35,14 @@ def test_committed_report_matches_the_code(path: Path) -> None:
         hw = load_calibration(own if own.is_file() else probe / "calibration.yaml")
     else:
         hw = load_hardware(committed["hardware"])
+    if path.stem.endswith("-hostrate"):
+        # the host's figures from the host_rate.py records of the same call (make_reports.sh)
+        folder = source.parent
+        records = [
+            (str(folder / n), json.loads((folder / n).read_text())) for n in ("host-rate.json", "host-rate-after.json")
+        ]
+        hw, said = with_host_rates(hw, records)
+        assert committed["host_rate"] is not None and said.split(" (")[0] == committed["host_rate"].split(" (")[0]
     fresh = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, committed["source"])
     assert fresh.model_dump(mode="json")["summary"] == committed["summary"]
     assert [c["label"] for c in committed["worst"]] == [c.label for c in fresh.worst]
@@ -79,3 +87,27 @@ def test_a_malformed_case_still_fails_the_report(tmp_path: Path) -> None:
     data["cases"][0]["batch"] = 0
     with pytest.raises(InputError, match=r"bad\.json: case .*-b0-.*: batch: must be at least 1"):
         llm_report(data, load_hardware("h100"), "bad.json")
+
+
+def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    """--host-rate: the host's op floor and compiled-call figures from host_rate.py records (the
+    mean of their medians), named in the report; a file of another kind, or with samples that
+    are not positive seconds, is a usage error (exit 2), and nothing is written."""
+    import subprocess
+    import sys
+
+    run = ROOT / "h100" / "host" / "run4"
+    rec = json.loads((run / "host-rate.json").read_text())
+    hw, said = with_host_rates(load_hardware("h100"), [("a", rec), ("a", rec)])
+    op = sorted(rec["torch_op"]["samples_s"])[3]
+    assert float(hw.expected.torch_op_floor_s.value) == pytest.approx(op, rel=1e-12)  # type: ignore[union-attr]
+    assert hw.expected.compiled_kernel_host_s is not None and hw.expected.compiled_entry_host_s is not None
+    assert said.startswith(f"host op {op * 1e6:.2f} us, compiled ")
+    cmd = [sys.executable, "-m", "roofcalc", "validate", str(run / "llm-nograph-holdout.json"), "--json"]
+    ok = subprocess.run([*cmd, "--host-rate", str(run / "host-rate.json")], capture_output=True, text=True)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["host_rate"].startswith("host op ")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "host-rate", "torch_op": {"samples_s": [-1]}}')
+    for arg in (str(ROOT / "h100" / "llm.json"), str(bad), str(tmp_path / "missing.json")):
+        r = subprocess.run([*cmd, "--host-rate", arg], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr

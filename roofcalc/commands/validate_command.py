@@ -11,8 +11,21 @@ from .common import FileArg, emit_json, shared
 @click.argument("measurements", type=FileArg())
 @shared("hw", "calibration", "json")
 @click.option("--all", "show_all", is_flag=True, help="list every case, not only the worst five")
+@click.option(
+    "--host-rate",
+    "host_rates",
+    multiple=True,
+    type=FileArg(),
+    help="a record of validation/bench/host_rate.py from the same call: the host's figures (op floor, "
+    "compiled call) are taken from it (repeat: their mean)",
+)
 def validate_cmd(
-    measurements: str, hw_name: str | None, calibration: str | None, as_json: bool, show_all: bool
+    measurements: str,
+    hw_name: str | None,
+    calibration: str | None,
+    as_json: bool,
+    show_all: bool,
+    host_rates: tuple[str, ...],
 ) -> None:
     """Recompute measured / expected for saved timings (validation/bench output).
 
@@ -27,11 +40,12 @@ def validate_cmd(
       roofcalc validate validation/expected/h100/ops.json
       roofcalc validate validation/expected/h100/ops.json --calibration validation/probe/h100/calibration.yaml
       roofcalc validate validation/expected/h200x2/llm_tp2.json --hw h200 --json
+      roofcalc validate validation/expected/h100/host/run3/llm-nograph.json --host-rate validation/expected/h100/host/run3/host-rate.json
     """
     from ..errors import InputError
     from ..resolve import resolve_hardware
     from ..specfile import parse_json, read_text
-    from ..validation import llm_report, ops_report
+    from ..validation import llm_report, ops_report, with_host_rates
 
     data = parse_json(read_text(measurements, what="measurement file"), measurements)
     if not isinstance(data, dict) or data.get("kind") not in ("ops", "llm"):
@@ -39,7 +53,13 @@ def validate_cmd(
     if hw_name is None and calibration is None:
         hw_name = _device_hardware(data, measurements)
     hw = resolve_hardware(hw_name, None, calibration)
+    host = None
+    if host_rates:
+        records = [(p, parse_json(read_text(p, what="host-rate record"), p)) for p in host_rates]
+        hw, host = with_host_rates(hw, records)
     report = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, measurements)
+    if host is not None:
+        report = report.model_copy(update={"host_rate": host})
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return

@@ -11,7 +11,7 @@ report() {  # measurements, hardware name, calibration (or "" for none), output 
 }
 for card in h100 h200; do
   cal=../probe/$card/calibration.yaml
-  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-rand18 ops-smln19 ops-rand20 ops-mix21 ops-rand22 ops-rand23 ops-rand24 ops-rand25 ops-rand26 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3 llm-holdout4 llm-holdout5 llm-holdout6 llm-holdout7 llm-holdout8 llm-holdout9 llm-bigbatch llm-newmodels; do
+  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-rand18 ops-smln19 ops-rand20 ops-mix21 ops-rand22 ops-rand23 ops-rand24 ops-rand25 ops-rand26 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3 llm-holdout4 llm-holdout5 llm-holdout6 llm-holdout7 llm-holdout8 llm-holdout9 llm-holdout10 llm-bigbatch llm-newmodels; do
     # the random hold-out sets against the registry figures only (they are the probe's anyway)
     case $set in ops-rand*|ops-softmax*|ops-smln*|ops-mix*|ops-paths) c="" ;; *) c=$cal ;; esac
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$c" "$card/report-$set"
@@ -26,6 +26,18 @@ for run in rerun1617:rerun machine2-1617:machine2; do
     report "h100/holdout/${run%%:*}/$set.json" h100 "" "h100/report-$set-${run##*:}"
   done
 done
+# steps without CUDA graphs against the host's figures measured in the same call
+# (host_rate.py before and after: the op floor and, from run3 on, the compiled call)
+hostrate() {  # measurements, hardware name, folder of the two host-rate records, output stem
+  roofcalc validate "$1" --hw "$2" --host-rate "$3/host-rate.json" --host-rate "$3/host-rate-after.json" --json > "$4-hostrate.json"
+}
+hostrate h100/host/run1/llm-host.json h100 h100/host/run1 h100/report-llm-host-run1
+hostrate h100/host/run2/llm-host.json h100 h100/host/run2 h100/report-llm-host-run2
+hostrate h100/host/run3/llm-nograph.json h100 h100/host/run3 h100/report-llm-host-run3-nograph
+hostrate h100/host/run3/llm-prefill-small.json h100 h100/host/run3 h100/report-llm-host-run3-prefill
+hostrate h100/host/run4/llm-nograph-holdout.json h100 h100/host/run4 h100/report-llm-host-run4-nograph
+hostrate h100/host/run4/llm-prefill-holdout.json h100 h100/host/run4 h100/report-llm-host-run4-prefill
+hostrate h200/host/llm-host.json h200 h200/host h200/report-llm-host
 # eager steps without CUDA graphs, paired with the host's rates measured in the same call
 # (host/README.md); the H200 call ran the probe first, whose calibration is kept per set
 report h100/host/run1/llm-host.json h100 "" h100/report-llm-host-run1
@@ -33,6 +45,8 @@ report h100/host/run2/llm-host.json h100 "" h100/report-llm-host-run2
 # no CUDA graphs, eager and compiled, on the machine whose host rates set the compiled figures (host/run3/)
 report h100/host/run3/llm-nograph.json h100 "" h100/report-llm-host-run3-nograph
 report h100/host/run3/llm-prefill-small.json h100 "" h100/report-llm-host-run3-prefill
+report h100/host/run4/llm-nograph-holdout.json h100 "" h100/report-llm-host-run4-nograph
+report h100/host/run4/llm-prefill-holdout.json h100 "" h100/report-llm-host-run4-prefill
 report h200/host/llm-host.json h200 ../probe/h200/llm-host/calibration.yaml h200/report-llm-host
 report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2
 # TP=2 on two H100s (no probe of that machine: registry figures only)
