@@ -744,6 +744,15 @@ COMPILED_ENTRY_OPS = 6.5
 # of the step) took 1.14-2.05x, median 1.55x, the hot-loop costs of their kernels and entries.
 COMPILED_STEP_HOST_FACTOR = 1.55
 
+# An eager collective (torch.distributed's all-reduce, all-gather) costs its host several ops:
+# ProcessGroupNCCL's work object, events and stream waits around the NCCL launch. On two H100s
+# (validation/expected/h100x2/host2/tp-host*.json, validation/bench/tp_host.py) a hot loop of
+# 4 KB all-reduces took 65.0 and 51.6 us a call against 12.3 and 11.8 us for the hot-loop op of
+# the slower rank (5.3x and 4.4x); between 20 or 60 such ops, one all-reduce added 109 and 106 us
+# (8.9x and 9.1x: about EAGER_STEP_HOST_FACTOR times its hot loop, as for the ops of a step).
+COLLECTIVE_HOST_OPS = 4.85
+COLLECTIVES = ("allreduce", "allgather")
+
 # What a step paced by its host can be expected to do: the committed steps whose largest term
 # is the host's issue measured 0.53-1.71x of the model with the card's figures (132 steps on six
 # H100 machines, two H200s and a 2 x H200), the host's speed differing 1.6x between machines of
@@ -755,6 +764,16 @@ HOST_PACED_NOTE = (
     "follows the host's speed, and such steps measured 0.5x to 1.7x of this on different machines "
     "(0.7x to 1.6x with each host's own figures: roofcalc probe --save-calibration); a CUDA graph "
     "(--cuda-graphs) takes the host out, torch.compile (--engine compiled) issues fewer kernels"
+)
+# Under tensor parallelism each all-reduce also waits for the slower rank's host, which the
+# model leaves out: the committed host-paced TP=2 steps measured 1.11-2.28x of the model with
+# their own host's figures (26 steps on two pairs of H100s, validation/expected/h100x2/
+# report-llm-host*-hostrate.json) and 0.66-1.70x with the card's (32 steps).
+HOST_PACED_TP_NOTE = (
+    "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
+    "the GPUs run them), and each all-reduce also waits for the slower rank's host, which this "
+    "leaves out: such steps measured 1.1x to 2.3x of this with each host's own figures "
+    "(0.7x to 1.7x with the card's); a CUDA graph (--cuda-graphs) takes the host out"
 )
 
 # FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the
@@ -1176,9 +1195,15 @@ def compose(
         host_entry = COMPILED_STEP_HOST_FACTOR * c.compiled_entry
         # Python issues the ops; a library's own second kernel (cuBLAS's split-K reduction, FA-2's
         # combine) comes with the call that launched it
-        n_host = sum(e.count for e in ests if e.issued and e.launcher == "aten")
+        n_host = sum(e.count for e in ests if e.issued and e.launcher == "aten" and e.model not in COLLECTIVES)
+        n_coll = sum(e.count for e in ests if e.issued and e.model in COLLECTIVES)
         n_compiled = sum(e.count for e in ests if e.issued and e.launcher == "inductor")
-        host_total = n_host * host_op + n_compiled * host_compiled + entries * host_entry
+        host_total = (
+            n_host * host_op
+            + n_coll * COLLECTIVE_HOST_OPS * host_op
+            + n_compiled * host_compiled
+            + entries * host_entry
+        )
         total = max(gpu_total, host_total)
         host_wait = total - gpu_total
         if host_wait and n:  # each kernel's share, so that the layer kinds add up to the step
@@ -1199,6 +1224,11 @@ def compose(
                     f"{n_host:,} PyTorch op{'s' if n_host != 1 else ''} at {host_op * 1e6:.1f} us each "
                     f"({EAGER_STEP_HOST_FACTOR:g} x the "
                     f"{c.torch_floor * 1e6:.1f} us of a hot loop of one op)"
+                )
+            if n_coll:
+                issued.append(
+                    f"{n_coll:,} collective{'s' if n_coll != 1 else ''} at {COLLECTIVE_HOST_OPS * host_op * 1e6:.0f} us "
+                    f"each ({COLLECTIVE_HOST_OPS:g} ops)"
                 )
             if n_compiled or entries:
                 issued.append(
@@ -1232,7 +1262,8 @@ def compose(
             f"({c.launch_overhead * 1e6:.2f} us, launch_overhead_s) for each"
         )
     if host_paced:
-        notes.append(HOST_PACED_NOTE)
+        tp = any(e.model in COLLECTIVES for e in ests)
+        notes.append(HOST_PACED_TP_NOTE if tp else HOST_PACED_NOTE)
     return Expected(
         seconds=total, limiter=limiter, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes
     )

@@ -14,7 +14,7 @@ import pytest
 
 import roofcalc
 from roofcalc.dtypes import ELEMENT_BYTES
-from roofcalc.expected import GEMM_TILES, HOST_PACED_NOTE
+from roofcalc.expected import GEMM_TILES, HOST_PACED_NOTE, HOST_PACED_TP_NOTE
 from roofcalc.hardware import GEMM_PATHS, load_hardware
 
 KERNELS = Path(__file__).resolve().parent.parent / "validation" / "expected"
@@ -307,24 +307,30 @@ def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
     assert big.expected_limiter == "compute" and HOST_PACED_NOTE not in big.expected_notes
 
 
-def test_the_host_paced_note_spans_the_committed_host_paced_steps() -> None:
-    """The note's ranges are what the committed steps whose largest term is the host's issue
-    measured against the model: with the card's figures (0.5x to 1.7x), and with the figures of
-    the host that ran them (-hostrate reports: 0.7x to 1.6x)."""
+def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
+    """The notes' ranges are what the committed steps whose largest term is the host's issue
+    measured against the model, with the card's figures and with the figures of the host that
+    ran them (-hostrate reports): on one GPU 0.5x to 1.7x and 0.7x to 1.6x; under tensor
+    parallelism (each all-reduce waits for the slower rank, not modelled) 0.7x to 1.7x and 1.1x
+    to 2.3x."""
 
-    def ratios(own_host: bool) -> list[float]:
+    def ratios(own_host: bool, tp: bool) -> list[float]:
         return [
             c["ratio"]
             for path in KERNELS.glob("*/report-llm*.json")
             if path.stem.endswith("-hostrate") == own_host
             for c in json.loads(path.read_text())["cases"]
-            if c["why"].startswith("host issue")
+            if c["why"].startswith("host issue") and (c["params"]["gpus"] > 1) == tp
         ]
 
-    card, own = ratios(False), ratios(True)
+    card, own = ratios(False, False), ratios(True, False)
     assert "0.5x to 1.7x" in HOST_PACED_NOTE and "0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
     assert len(card) >= 100 and 0.45 <= min(card) < 0.55 and 1.65 < max(card) <= 1.75
     assert len(own) >= 80 and 0.65 <= min(own) < 0.75 and 1.55 < max(own) <= 1.65
+    card, own = ratios(False, True), ratios(True, True)
+    assert "1.1x to 2.3x of this with each host's own figures (0.7x to 1.7x with the card's)" in HOST_PACED_TP_NOTE
+    assert len(card) >= 25 and 0.65 <= min(card) < 0.75 and 1.65 < max(card) <= 1.75
+    assert len(own) >= 20 and 1.05 <= min(own) < 1.15 and 2.25 < max(own) <= 2.35
 
 
 def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
@@ -697,7 +703,7 @@ def test_a_host_paced_step_is_limited_by_the_host_whatever_the_gpus_largest_shar
     r = roofcalc.analyze(
         "decode", "h200", model="llama-3.1-70b", batch=8, context=2048, engine="eager", cuda_graphs=False, gpus=2
     )
-    assert HOST_PACED_NOTE in r.expected_notes and r.expected_limiter == "host"
+    assert HOST_PACED_TP_NOTE in r.expected_notes and r.expected_limiter == "host"
 
 
 def test_a_part_the_occupancy_solver_cannot_run_on_gets_the_bound_and_says_why(tmp_path: Path) -> None:
@@ -1011,6 +1017,7 @@ def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel()
     eagerly; under TP=2 two calls per layer, and the all-reduces, the add after the second and
     the logits' gather are eager PyTorch calls."""
     from roofcalc.expected import (
+        COLLECTIVE_HOST_OPS,
         COMPILED_ENTRY_OPS,
         COMPILED_KERNEL_OPS,
         COMPILED_STEP_HOST_FACTOR,
@@ -1019,7 +1026,8 @@ def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel()
 
     floor = fig("h100", "torch_op_floor_s")
     kern, entry = COMPILED_KERNEL_OPS * floor, COMPILED_ENTRY_OPS * floor
-    for gpus, entries, eager in ((1, 16 + 1, 1), (2, 2 * 16 + 1, 1 + 2 * 16 + 16 + 1)):
+    # (GPUs, compiled entries, eager ops, eager collectives)
+    for gpus, entries, eager, coll in ((1, 16 + 1, 1, 0), (2, 2 * 16 + 1, 1 + 16, 2 * 16 + 1)):
         r = roofcalc.analyze(
             "decode",
             "h100",
@@ -1031,10 +1039,12 @@ def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel()
             gpus=gpus,
         )
         issued = [k for k in r.expected_kernels if k.issued]
-        aten = sum(k.count for k in issued if k.launcher == "aten")
+        aten = sum(k.count for k in issued if k.launcher == "aten" and k.model not in ("allreduce", "allgather"))
         compiled = sum(k.count for k in issued if k.launcher == "inductor")
-        assert aten == eager
-        host = aten * EAGER_STEP_HOST_FACTOR * floor + COMPILED_STEP_HOST_FACTOR * (compiled * kern + entries * entry)
+        assert aten == eager and sum(k.count for k in issued if k.model in ("allreduce", "allgather")) == coll
+        host = (aten + coll * COLLECTIVE_HOST_OPS) * EAGER_STEP_HOST_FACTOR * floor + COMPILED_STEP_HOST_FACTOR * (
+            compiled * kern + entries * entry
+        )
         assert r.expected_limiter == "host"
         assert r.expected_s == pytest.approx(host, rel=1e-12)
         why = next(t.reason for t in r.expected_terms if t.name == "host issue")
@@ -1074,3 +1084,22 @@ def test_compiled_step_factor_is_the_median_of_the_measured_host_bound_steps() -
             )
     assert len(factors) == 13
     assert pytest.approx(_med(factors), abs=0.02) == COMPILED_STEP_HOST_FACTOR
+
+
+def test_collective_host_cost_is_the_measured_multiple_of_the_op_floor() -> None:
+    """COLLECTIVE_HOST_OPS: a hot loop of eager 4 KB all-reduces on two H100s, per call, over the
+    hot-loop op of the slower rank, the mean of the two committed runs (tp_host.py); and, as a
+    check of the step factor on it, one all-reduce between 20 or 60 such ops added about
+    EAGER_STEP_HOST_FACTOR times that."""
+    from roofcalc.expected import COLLECTIVE_HOST_OPS, EAGER_STEP_HOST_FACTOR
+
+    ratios, mixed = [], []
+    for name in ("tp-host.json", "tp-host-k60.json"):
+        ranks = json.loads((KERNELS / "h100x2" / "host2" / name).read_text())["cases"]
+        op = max(_med(r["op"]["done_s"]) for r in ranks)
+        ar = max(_med(r["all_reduce"]["done_s"]) for r in ranks)
+        seg = max(_med(r["segments"]["done_s"]) for r in ranks)
+        ratios.append(ar / op)
+        mixed.append((seg - ranks[0]["k"] * op) / op)
+    assert pytest.approx(sum(ratios) / 2, abs=0.05) == COLLECTIVE_HOST_OPS
+    assert all(0.8 < m / (EAGER_STEP_HOST_FACTOR * COLLECTIVE_HOST_OPS) < 1.0 for m in mixed)

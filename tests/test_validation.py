@@ -38,9 +38,7 @@ def test_committed_report_matches_the_code(path: Path) -> None:
     if path.stem.endswith("-hostrate"):
         # the host's figures from the host_rate.py records of the same call (make_reports.sh)
         folder = source.parent
-        records = [
-            (str(folder / n), json.loads((folder / n).read_text())) for n in ("host-rate.json", "host-rate-after.json")
-        ]
+        records = [(str(f), json.loads(f.read_text())) for f in sorted(folder.glob("host-rate*.json"))]
         hw, said = with_host_rates(hw, records)
         assert committed["host_rate"] is not None and said.split(" (")[0] == committed["host_rate"].split(" (")[0]
     fresh = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, committed["source"])

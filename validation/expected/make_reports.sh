@@ -28,8 +28,10 @@ for run in rerun1617:rerun machine2-1617:machine2; do
 done
 # steps without CUDA graphs against the host's figures measured in the same call
 # (host_rate.py before and after: the op floor and, from run3 on, the compiled call)
-hostrate() {  # measurements, hardware name, folder of the two host-rate records, output stem
-  roofcalc validate "$1" --hw "$2" --host-rate "$3/host-rate.json" --host-rate "$3/host-rate-after.json" --json > "$4-hostrate.json"
+hostrate() {  # measurements, hardware name, folder of the host-rate records, output stem
+  local rates=()
+  for r in "$3"/host-rate*.json; do rates+=(--host-rate "$r"); done
+  roofcalc validate "$1" --hw "$2" "${rates[@]}" --json > "$4-hostrate.json"
 }
 hostrate h100/host/run1/llm-host.json h100 h100/host/run1 h100/report-llm-host-run1
 hostrate h100/host/run2/llm-host.json h100 h100/host/run2 h100/report-llm-host-run2
@@ -38,6 +40,13 @@ hostrate h100/host/run3/llm-prefill-small.json h100 h100/host/run3 h100/report-l
 hostrate h100/host/run4/llm-nograph-holdout.json h100 h100/host/run4 h100/report-llm-host-run4-nograph
 hostrate h100/host/run4/llm-prefill-holdout.json h100 h100/host/run4 h100/report-llm-host-run4-prefill
 hostrate h200/host/llm-host.json h200 h200/host h200/report-llm-host
+# tensor parallel on two H100s without CUDA graphs (h100x2/host/, host2/)
+for set in tp2-prefill-small tp2-nograph; do
+  report h100x2/host/$set.json h100 "" h100x2/report-llm-host-$set
+  hostrate h100x2/host/$set.json h100 h100x2/host h100x2/report-llm-host-$set
+done
+report h100x2/host2/tp2-nograph-b.json h100 "" h100x2/report-llm-host2-tp2-nograph-b
+hostrate h100x2/host2/tp2-nograph-b.json h100 h100x2/host2 h100x2/report-llm-host2-tp2-nograph-b
 # eager steps without CUDA graphs, paired with the host's rates measured in the same call
 # (host/README.md); the H200 call ran the probe first, whose calibration is kept per set
 report h100/host/run1/llm-host.json h100 "" h100/report-llm-host-run1
@@ -53,6 +62,7 @@ report h200x2/llm_tp2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-l
 report h100x2/llm_tp2-h100.json h100 "" h100x2/report-llm_tp2-h100
 report h100x2/llm_tp2-h100-holdout3.json h100 "" h100x2/report-llm_tp2-h100-holdout3
 report h100x2/llm_tp2-h100-holdout4.json h100 "" h100x2/report-llm_tp2-h100-holdout4
+report h100x2/llm_tp2-h100-holdout5.json h100 "" h100x2/report-llm_tp2-h100-holdout5
 report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
 report h200x2/llm_tp2-holdout2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout2
 # one line per report: median, share in band, outside [0.5, 2]
