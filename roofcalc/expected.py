@@ -759,12 +759,13 @@ COLLECTIVES = ("allreduce", "allgather")
 # one card, and 0.72-1.64x with the figures of their own host measured in the same call (97
 # steps, 76% within [0.8, 1.25]; validation/expected/*/report-llm*-hostrate.json): the rest is
 # the host's speed from one minute to the next, the least stable thing measured here.
-HOST_PACED_NOTE = (
+HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the host's speed, and such steps measured 0.5x to 1.7x of this on different machines "
     "(0.7x to 1.6x with each host's own figures: roofcalc probe --save-calibration); a CUDA graph "
-    "(--cuda-graphs) takes the host out, torch.compile (--engine compiled) issues fewer kernels"
+    "(--cuda-graphs) takes the host out"
 )
+HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
 # Under tensor parallelism each all-reduce also waits for the slower rank's host, which the
 # model leaves out: the committed host-paced TP=2 steps measured 1.11-2.28x of the model with
 # their own host's figures (26 steps on two pairs of H100s, validation/expected/h100x2/
@@ -1122,6 +1123,7 @@ def compose(
     ests = [e.model_copy(update={"launched_s": launched(e)}) for e in ests]
     body = sum(e.seconds * e.count for e in ests)
     host_wait = 0.0
+    n_compiled = 0  # kernels launched from compiled functions (eager launch)
     terms: list[Term] = []
     n = sum(e.count for e in ests)
     for e in ests:
@@ -1218,30 +1220,32 @@ def compose(
             )
         )
         if host_wait:
+
+            def count(n: int, what: str) -> str:
+                return f"{n:,} {what}{'s' if n != 1 else ''}"
+
             issued = []
             if n_host:
                 issued.append(
-                    f"{n_host:,} PyTorch op{'s' if n_host != 1 else ''} at {host_op * 1e6:.1f} us each "
-                    f"({EAGER_STEP_HOST_FACTOR:g} x the "
+                    f"{count(n_host, 'PyTorch op')} at {host_op * 1e6:.1f} us ({EAGER_STEP_HOST_FACTOR:g} x the "
                     f"{c.torch_floor * 1e6:.1f} us of a hot loop of one op)"
                 )
             if n_coll:
-                issued.append(
-                    f"{n_coll:,} collective{'s' if n_coll != 1 else ''} at {COLLECTIVE_HOST_OPS * host_op * 1e6:.0f} us "
-                    f"each ({COLLECTIVE_HOST_OPS:g} ops)"
-                )
+                issued.append(f"{count(n_coll, 'collective')} at {COLLECTIVE_HOST_OPS * host_op * 1e6:.0f} us")
             if n_compiled or entries:
                 issued.append(
-                    f"{entries:,} calls of compiled functions launching {n_compiled:,} kernels at "
+                    f"{count(entries, 'call')} of compiled functions launching {count(n_compiled, 'kernel')} at "
                     f"{host_entry * 1e6:.0f} us a call and {host_compiled * 1e6:.1f} us a kernel "
                     f"({COMPILED_STEP_HOST_FACTOR:g} x a hot loop's {c.compiled_entry * 1e6:.0f} and "
                     f"{c.compiled_kernel * 1e6:.1f} us)"
                 )
+            listed = issued[0] if len(issued) == 1 else ", ".join(issued[:-1]) + " and " + issued[-1]
             terms.append(
                 Term(
                     name="host issue",
                     seconds=host_wait,
-                    reason=f"Python issues {' and '.join(issued)}: {host_total * 1e3:.2f} ms; the GPU waits for them",
+                    reason=f"Python issues {listed}: {host_total * 1e3:.2f} ms, {host_wait * 1e3:.2f} ms more than "
+                    "the GPU's work, which waits for them",
                 )
             )
     # the host's wait (eager steps the host cannot issue fast enough) is its own share, apart
@@ -1263,7 +1267,7 @@ def compose(
         )
     if host_paced:
         tp = any(e.model in COLLECTIVES for e in ests)
-        notes.append(HOST_PACED_TP_NOTE if tp else HOST_PACED_NOTE)
+        notes.append(HOST_PACED_TP_NOTE if tp else HOST_PACED_COMPILED_NOTE if n_compiled else HOST_PACED_NOTE)
     return Expected(
         seconds=total, limiter=limiter, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes
     )

@@ -462,8 +462,8 @@ def _launcher(opdef: OpDef, i: int, env: dict[str, Value]) -> str:
 
 
 def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
-    out = [k if who == "aten" else dataclasses.replace(k, launcher=who) for k, who in _evaluated(opdef, env, dtype)]
-    return out
+    """Each kernel whose `when` holds, evaluated, marked with who issues it from Python."""
+    return [k if who == "aten" else dataclasses.replace(k, launcher=who) for k, who in _evaluated(opdef, env, dtype)]
 
 
 def _evaluated(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[tuple[Any, str]]:

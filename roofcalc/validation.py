@@ -203,32 +203,51 @@ def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
     return [c for c in cases if isinstance(c, dict)]
 
 
-def with_host_rates(hw: Hardware, records: list[tuple[str, Any]]) -> tuple[Hardware, str]:
+# What a host figure can plausibly be (s): an eager op, a compiled kernel's launch or entry.
+HOST_FIGURE_RANGE = (0.5e-6, 10e-3)
+
+
+def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | None = None) -> tuple[Hardware, str]:
     """``hw`` with the host's figures (the op floor, the compiled call's per-kernel and entry
     costs) measured by validation/bench/host_rate.py on the machine that took the timings: the
     mean over the records of each one's medians. Host-paced steps follow their host, which
-    differs between machines of one card by 1.6x (validation/expected/h100/host/)."""
-    from .probe.torch_ops import compiled_floor_fit
+    differs between machines of one card by 1.6x (validation/expected/h100/host/).
 
+    A record that is malformed, implausible or from another device (``device``: the timings')
+    is an InputError; one whose compiled-call fit is unusable leaves the compiled figures to
+    ``hw``, and the returned description says so."""
+    from .probe.torch_ops import _seconds, compiled_floor_fit
+
+    lo, hi = HOST_FIGURE_RANGE
     ops: list[float] = []
     fits: list[tuple[float, float]] = []
+    unfit: list[str] = []
     for path, rec in records:
         if not isinstance(rec, dict) or rec.get("kind") != "host-rate":
             raise InputError(f"{path}: not a record of validation/bench/host_rate.py (no 'kind': host-rate)")
-        samples = (rec.get("torch_op") or {}).get("samples_s")
-        if (
-            not isinstance(samples, list)
-            or not samples
-            or not all(isinstance(x, int | float) and x > 0 for x in samples)
-        ):
-            raise InputError(f"{path}: torch_op.samples_s is not a list of positive seconds")
-        ops.append(_median(samples) or 0.0)
-        compiled = rec.get("torch_compiled")
+        dev = rec.get("device")
+        name = dev.get("name") if isinstance(dev, dict) else None
+        if device and name != device:
+            raise InputError(f"{path}: measured on {name!r}, not on the timings' device {device!r}")
+        op_rec = rec.get("torch_op")
         try:
-            fit = compiled_floor_fit(compiled) if isinstance(compiled, dict) else None
-        except (KeyError, TypeError, ValueError) as e:
-            raise InputError(f"{path}: torch_compiled is malformed ({e})") from None
-        if fit is not None:
+            if not isinstance(op_rec, dict):
+                raise ValueError("torch_op is not an object")
+            op = _median(_seconds(op_rec.get("samples_s"), "torch_op.samples_s")) or 0.0
+            compiled = rec.get("torch_compiled")
+            fit, why = compiled_floor_fit(compiled) if compiled is not None else (None, "it has no torch_compiled")
+        except ValueError as e:
+            raise InputError(f"{path}: {e}") from None
+        figures = [op, *(fit or ())]
+        if not all(lo <= f <= hi for f in figures):
+            raise InputError(
+                f"{path}: a host figure of {max(figures, key=lambda f: abs(math.log(f / 1e-5))):.3g} s is outside "
+                f"{lo:g}-{hi:g} s: not a host's cost per op"
+            )
+        ops.append(op)
+        if fit is None:
+            unfit.append(f"{path}: {why}")
+        else:
             fits.append(fit)
     names = ", ".join(path for path, _ in records)
     op = sum(ops) / len(ops)
@@ -241,6 +260,8 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]]) -> tuple[Hardw
             f", compiled {figs['compiled_kernel_host_s'] * 1e6:.2f} us a kernel and "
             f"{figs['compiled_entry_host_s'] * 1e6:.1f} us an entry"
         )
+    else:
+        said += f"; compiled figures the hardware's (no usable compiled-call fit: {'; '.join(unfit)})"
     update = {
         name: PositiveFigure(value=v, source="host-rate", kind="measured", note=f"mean over {names}")
         for name, v in figs.items()

@@ -1103,3 +1103,17 @@ def test_collective_host_cost_is_the_measured_multiple_of_the_op_floor() -> None
         mixed.append((seg - ranks[0]["k"] * op) / op)
     assert pytest.approx(sum(ratios) / 2, abs=0.05) == COLLECTIVE_HOST_OPS
     assert all(0.8 < m / (EAGER_STEP_HOST_FACTOR * COLLECTIVE_HOST_OPS) < 1.0 for m in mixed)
+
+
+def test_a_host_paced_compiled_step_is_not_told_to_compile() -> None:
+    """The host-paced note of a compiled step leaves out the advice to compile; an eager one has
+    it; the host term's reason counts in the singular where there is one."""
+    from roofcalc.expected import HOST_PACED_COMPILED_NOTE
+
+    kw = {"model": "llama-3.2-1b", "batch": 1, "context": 1000, "cuda_graphs": False}
+    compiled = roofcalc.analyze("decode", "h100", engine="compiled", **kw)
+    eager = roofcalc.analyze("decode", "h100", engine="eager", **kw)
+    assert compiled.expected_notes == [HOST_PACED_COMPILED_NOTE] and eager.expected_notes == [HOST_PACED_NOTE]
+    assert "torch.compile" not in HOST_PACED_COMPILED_NOTE and "torch.compile" in HOST_PACED_NOTE
+    why = next(t.reason for t in compiled.expected_terms if t.name == "host issue")
+    assert why.startswith("Python issues 1 PyTorch op at ") and " and 17 calls of compiled functions " in why

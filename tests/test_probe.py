@@ -1016,3 +1016,26 @@ def test_calibration_takes_the_compiled_call_floor_from_a_probe_record() -> None
     # an unverified record (a wrong result) gives no figures
     raw["torch"]["compiled_floor"] = {**cf, "verified": False}
     assert "compiled_kernel_host_s" not in calibrated_hardware(load_hardware("h100"), raw, _meta(saved))["expected"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"chains": [{"kernels": 2, "samples_s": []}, {"kernels": 16, "samples_s": [1e-4]}], "verified": True},
+        {"chains": "ab", "verified": True},
+        [1, 2],
+        {"chains": [{"kernels": None, "samples_s": [1e-4]}], "verified": True},
+    ],
+)
+def test_a_malformed_compiled_floor_record_is_named_not_fatal(bad: object) -> None:
+    """A probe record whose compiled-call floor is malformed: the calibration is still written,
+    without the compiled figures, and a note says why."""
+    from roofcalc.probe.torch_ops import compiled_floor_fit
+
+    saved = json.loads((VALIDATION / "probe" / "h100" / "probe.json").read_text())
+    raw = copy.deepcopy(saved["raw"])
+    raw["torch"]["compiled_floor"] = bad
+    doc = calibrated_hardware(load_hardware("h100"), raw, _meta(saved))
+    assert "compiled_kernel_host_s" not in doc["expected"]
+    with pytest.raises(ValueError, match="torch_compiled"):
+        compiled_floor_fit(bad)

@@ -38,9 +38,11 @@ def test_committed_report_matches_the_code(path: Path) -> None:
     if path.stem.endswith("-hostrate"):
         # the host's figures from the host_rate.py records of the same call (make_reports.sh)
         folder = source.parent
-        records = [(str(f), json.loads(f.read_text())) for f in sorted(folder.glob("host-rate*.json"))]
-        hw, said = with_host_rates(hw, records)
-        assert committed["host_rate"] is not None and said.split(" (")[0] == committed["host_rate"].split(" (")[0]
+        records = [
+            (str(f.relative_to(ROOT)), json.loads(f.read_text())) for f in sorted(folder.glob("host-rate*.json"))
+        ]
+        hw, said = with_host_rates(hw, records, data["device"]["name"])
+        assert said == committed["host_rate"]
     fresh = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, committed["source"])
     assert fresh.model_dump(mode="json")["summary"] == committed["summary"]
     assert [c["label"] for c in committed["worst"]] == [c.label for c in fresh.worst]
@@ -109,3 +111,44 @@ def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_pa
     for arg in (str(ROOT / "h100" / "llm.json"), str(bad), str(tmp_path / "missing.json")):
         r = subprocess.run([*cmd, "--host-rate", arg], capture_output=True, text=True)
         assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"torch_op": [1, 2]},
+        {"torch_op": {"samples_s": [True, True]}},
+        {"torch_op": {"samples_s": [1e25]}},
+        {"torch_op": {"samples_s": ["1e-5"]}},
+        {"device": {"name": "NVIDIA A100-SXM4-80GB"}},
+        {
+            "torch_compiled": {
+                "chains": [{"kernels": 2, "samples_s": []}, {"kernels": 16, "samples_s": [1e-4]}],
+                "verified": True,
+            }
+        },
+        {"torch_compiled": {"chains": [{"kernels": False, "samples_s": [1e-4]}], "verified": True}},
+        {"torch_compiled": {"chains": [{"kernels": 2, "samples_s": "1"}], "verified": True}},
+        {"torch_compiled": {"chains": [], "verified": "false"}},
+        {"torch_compiled": [1]},
+    ],
+)
+def test_a_malformed_or_foreign_host_rate_record_is_a_usage_error(change: dict[str, object]) -> None:
+    """Booleans or strings for seconds, implausible figures, another device's record, malformed
+    compiled chains: exit 2 with one line, never an internal error."""
+    from roofcalc.errors import InputError
+
+    run = ROOT / "h100" / "host" / "run4"
+    rec = {**json.loads((run / "host-rate.json").read_text()), **change}
+    with pytest.raises(InputError):
+        with_host_rates(load_hardware("h100"), [("rec.json", rec)], "NVIDIA H100 80GB HBM3")
+
+
+def test_an_unusable_compiled_fit_leaves_the_compiled_figures_to_the_card_and_says_so() -> None:
+    run = ROOT / "h100" / "host" / "run4"
+    rec = json.loads((run / "host-rate.json").read_text())
+    rec["torch_compiled"] = {**rec["torch_compiled"], "verified": False}
+    base = load_hardware("h100")
+    hw, said = with_host_rates(base, [("rec.json", rec)])
+    assert hw.expected.compiled_kernel_host_s == base.expected.compiled_kernel_host_s
+    assert "compiled figures the hardware's (no usable compiled-call fit: rec.json: its results did not match" in said

@@ -56,7 +56,8 @@ def validate_cmd(
     host = None
     if host_rates:
         records = [(p, parse_json(read_text(p, what="host-rate record"), p)) for p in host_rates]
-        hw, host = with_host_rates(hw, records)
+        dev = data.get("device")
+        hw, host = with_host_rates(hw, records, dev.get("name") if isinstance(dev, dict) else None)
     report = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, measurements)
     if host is not None:
         report = report.model_copy(update={"host_rate": host})

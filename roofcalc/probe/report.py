@@ -699,16 +699,21 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
         f = floors.get(name)
         if f is not None:
             put(field, f.median_s, f"{f.method}; median of {f.samples}, p10-p90 {_fmt_s(f.p10_s)}-{_fmt_s(f.p90_s)}")
-    cf = raw.get("torch", {}).get("compiled_floor")
-    fit = compiled_floor_fit(cf) if cf else None
-    if fit is not None:
-        how = (
-            f"torch.compile'd chains of {' and '.join(str(c['kernels']) for c in cf['chains'])} kernels "
-            f"(cuBLAS and Triton), {cf['calls_per_sample']} calls back to back (host clock), medians of "
-            f"{len(cf['chains'][0]['samples_s'])}"
-        )
-        put("compiled_kernel_host_s", fit[0], f"per kernel: the slope of the call time over the kernels; {how}")
-        put("compiled_entry_host_s", fit[1], f"per call: the intercept of the call time; {how}")
+    cf = (raw.get("torch") or {}).get("compiled_floor") if isinstance(raw.get("torch"), dict) else None
+    if cf is not None:
+        try:
+            fit, why = compiled_floor_fit(cf)
+        except ValueError as e:
+            fit, why = None, f"the record is malformed ({e})"
+        if fit is None:
+            notes.append(f"calibration: the compiled-call floor is not written: {why}")
+        else:
+            how = (
+                f"torch.compile'd chains of {' and '.join(str(c['kernels']) for c in cf['chains'])} kernels "
+                f"(cuBLAS and Triton), {cf.get('calls_per_sample', '?')} calls back to back (host clock), medians"
+            )
+            put("compiled_kernel_host_s", fit[0], f"per kernel: the slope of the call time over the kernels; {how}")
+            put("compiled_entry_host_s", fit[1], f"per call: the intercept of the call time; {how}")
     kf = raw.get("torch", {}).get("kernel_floors")
     if kf and kf.get("verified"):
         small = kf.get("small_queued_samples_s")

@@ -244,19 +244,45 @@ def torch_compiled_floor(torch: Any, reps: int, n: int = 500) -> dict[str, Any]:
     return out
 
 
-def compiled_floor_fit(raw: dict[str, Any]) -> tuple[float, float] | None:
-    """(host seconds per kernel, host seconds per entry) from torch_compiled_floor's record:
-    the slope and intercept of the per-call time (medians) against the kernels per call."""
-    chains = sorted(raw.get("chains", []), key=lambda c: c["kernels"])
-    if len(chains) < 2 or chains[-1]["kernels"] <= chains[0]["kernels"] or not raw.get("verified"):
-        return None
-    lo, hi = chains[0], chains[-1]
-    t_lo, t_hi = _median(lo["samples_s"]), _median(hi["samples_s"])
-    per_kernel = (t_hi - t_lo) / (hi["kernels"] - lo["kernels"])
-    entry = t_lo - per_kernel * lo["kernels"]
+def _seconds(xs: Any, where: str) -> list[float]:
+    """A non-empty list of positive, finite seconds (not booleans), else ValueError."""
+    if not isinstance(xs, list) or not xs:
+        raise ValueError(f"{where} is not a non-empty list of seconds")
+    for x in xs:
+        if isinstance(x, bool) or not isinstance(x, int | float) or not 0 < x < float("inf"):
+            raise ValueError(f"{where} holds {x!r}, not a positive number of seconds")
+    return [float(x) for x in xs]
+
+
+def compiled_floor_fit(raw: Any) -> tuple[tuple[float, float] | None, str]:
+    """((host seconds per kernel, per entry), "") from torch_compiled_floor's record: the slope and
+    intercept of the per-call time (medians) against the kernels per call; (None, why) where the
+    record gives no fit (unverified, one chain, a slope or entry not above zero). A malformed
+    record raises ValueError."""
+    if not isinstance(raw, dict):
+        raise ValueError("torch_compiled is not an object")
+    chains = raw.get("chains")
+    if not isinstance(chains, list) or not all(isinstance(c, dict) for c in chains):
+        raise ValueError("torch_compiled.chains is not a list of objects")
+    if not isinstance(raw.get("verified"), bool):
+        raise ValueError("torch_compiled.verified is not true or false")
+    rows = []
+    for i, c in enumerate(chains):
+        n = c.get("kernels")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"torch_compiled.chains[{i}].kernels is not a whole number of kernels")
+        rows.append((n, _median(_seconds(c.get("samples_s"), f"torch_compiled.chains[{i}].samples_s"))))
+    if not raw["verified"]:
+        return None, "its results did not match float64"
+    rows.sort()
+    if len(rows) < 2 or rows[-1][0] == rows[0][0]:
+        return None, "it timed fewer than two chain lengths"
+    (n_lo, t_lo), (n_hi, t_hi) = rows[0], rows[-1]
+    per_kernel = (t_hi - t_lo) / (n_hi - n_lo)
+    entry = t_lo - per_kernel * n_lo
     if per_kernel <= 0 or entry <= 0:
-        return None
-    return per_kernel, entry
+        return None, "its longer chain was not slower by a positive amount per kernel over a positive entry"
+    return (per_kernel, entry), ""
 
 
 def _fp8_operands(torch: Any, m: int, n: int, k: int) -> tuple[Any, Any, Any]:
