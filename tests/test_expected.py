@@ -310,8 +310,8 @@ def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
 def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     """The notes' ranges are what the committed steps whose largest term is the host's issue
     measured against the model, with the card's figures and with the figures of the host that
-    ran them (-hostrate reports): on one GPU 0.5x to 1.7x and 0.7x to 1.6x; under tensor
-    parallelism (each all-reduce waits for the slower rank, not modelled) 0.7x to 1.7x and 1.1x
+    ran them (-hostrate reports): on one GPU 0.6x to 1.7x and 0.7x to 1.6x; under tensor
+    parallelism (each all-reduce waits for the slower rank, not modelled) 0.7x to 1.8x and 1.1x
     to 2.3x."""
 
     def ratios(own_host: bool, tp: bool) -> list[float]:
@@ -324,12 +324,12 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
         ]
 
     card, own = ratios(False, False), ratios(True, False)
-    assert "0.5x to 1.7x" in HOST_PACED_NOTE and "0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
-    assert len(card) >= 100 and 0.45 <= min(card) < 0.55 and 1.65 < max(card) <= 1.75
+    assert "0.6x to 1.7x" in HOST_PACED_NOTE and "0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
+    assert len(card) >= 100 and 0.55 <= min(card) < 0.65 and 1.65 < max(card) <= 1.75
     assert len(own) >= 80 and 0.65 <= min(own) < 0.75 and 1.55 < max(own) <= 1.65
     card, own = ratios(False, True), ratios(True, True)
-    assert "1.1x to 2.3x of this with each host's own figures (0.7x to 1.7x with the card's)" in HOST_PACED_TP_NOTE
-    assert len(card) >= 25 and 0.65 <= min(card) < 0.75 and 1.65 < max(card) <= 1.75
+    assert "1.1x to 2.3x of this with each host's own figures (0.7x to 1.8x with the card's)" in HOST_PACED_TP_NOTE
+    assert len(card) >= 25 and 0.65 <= min(card) < 0.75 and 1.75 < max(card) <= 1.85
     assert len(own) >= 20 and 1.05 <= min(own) < 1.15 and 2.25 < max(own) <= 2.35
 
 
@@ -982,13 +982,20 @@ def _compiled_fit(path: Path) -> tuple[float, float, float]:
 
 
 def test_compiled_host_figures_are_the_measured_multiples_of_the_op_floor() -> None:
-    """COMPILED_KERNEL_OPS and COMPILED_ENTRY_OPS are the mean multiples of the hot-loop op that
-    the compiled chains cost per kernel and per entry, in the two host_rate.py runs of one call."""
+    """COMPILED_KERNEL_OPS and COMPILED_ENTRY_OPS are the medians over the machines (a machine's
+    host_rate.py records averaged) of what the compiled chains cost per kernel and per entry, in
+    multiples of the hot-loop op of the same record."""
     from roofcalc.expected import COMPILED_ENTRY_OPS, COMPILED_KERNEL_OPS
 
-    fits = [_compiled_fit(RUN3 / name) for name in ("host-rate.json", "host-rate-after.json")]
-    assert pytest.approx(sum(k / op for op, k, _ in fits) / 2, abs=0.05) == COMPILED_KERNEL_OPS
-    assert pytest.approx(sum(e / op for op, _, e in fits) / 2, abs=0.05) == COMPILED_ENTRY_OPS
+    machines: dict[Path, list[tuple[float, float]]] = {}
+    for path in sorted(KERNELS.glob("**/host-rate*.json")):
+        if "torch_compiled" in json.loads(path.read_text()):
+            op, k, e = _compiled_fit(path)
+            machines.setdefault(path.parent, []).append((k / op, e / op))
+    assert len(machines) == 5
+    per = [tuple(sum(r[i] for r in rs) / len(rs) for i in range(2)) for rs in machines.values()]
+    assert pytest.approx(_med([p[0] for p in per]), abs=0.01) == COMPILED_KERNEL_OPS
+    assert pytest.approx(_med([p[1] for p in per]), abs=0.01) == COMPILED_ENTRY_OPS
 
 
 def test_h100_host_floor_is_the_median_over_the_machines_measured() -> None:
