@@ -162,12 +162,14 @@ def main() -> None:
     }
     benchlib.write_json_atomic(args.out, out)
     print(f"x.add_(1) hot loop: {statistics.median(floor['samples_s']) * 1e6:.2f} us per op")
-    fit = ops.compiled_floor_fit(compiled)
+    fit, why = ops.compiled_floor_fit(compiled)
     for c in compiled["chains"]:
         print(f"compiled chain of {c['links']} link(s), {c['kernels']} kernels: "
               f"{statistics.median(c['samples_s']) * 1e6:.2f} us per call")
     if fit:
         print(f"compiled: {fit[0] * 1e6:.2f} us per kernel, {fit[1] * 1e6:.2f} us per entry ({compiled['check']})")
+    else:
+        print(f"compiled: no fit ({why})")
     for s in steps:
         print(
             f"tiny step, {s['layers']} layers, {s['kernels_per_step']} kernels: "
