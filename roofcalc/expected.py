@@ -729,14 +729,14 @@ EAGER_STEP_HOST_FACTOR = 2.0
 
 # A torch.compile'd function costs its host more per kernel than an eager op: Inductor's
 # generated Python calls each Triton kernel's launcher or cuBLAS, after the function's entry
-# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on five machines
+# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on six machines
 # (roofcalc/probe/torch_ops.py torch_compiled_floor via validation/bench/host_rate.py, in
-# validation/expected/h100/host/run3-run5/ and h100x2/host/, host2/) a kernel cost 1.05-2.10x
-# the same call's hot-loop op (a machine's records averaged) and an entry 5.5-8.7x; where no
-# probe measured a card's compiled figures, they are the medians over the machines, 1.70x and
-# 6.53x its op floor (the host's speed scales both, if not exactly alike).
-COMPILED_KERNEL_OPS = 1.70
-COMPILED_ENTRY_OPS = 6.53
+# validation/expected/h100/host/run3-run5/ and h100x2/host/, host2/, host3/) a kernel cost
+# 1.05-2.10x the same call's hot-loop op (a machine's records averaged) and an entry 5.5-8.7x;
+# where no probe measured a card's compiled figures, they are the medians over the machines,
+# 1.73x and 6.39x its op floor (the host's speed scales both, if not exactly alike).
+COMPILED_KERNEL_OPS = 1.73
+COMPILED_ENTRY_OPS = 6.39
 # A compiled step costs its host more than the hot loop of one compiled function, as an eager
 # step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
 # function per region, where an eager layer walks dozens of ops, views and frames. The 13
@@ -745,13 +745,15 @@ COMPILED_ENTRY_OPS = 6.53
 # of the step) took 1.14-2.05x, median 1.55x, the hot-loop costs of their kernels and entries.
 COMPILED_STEP_HOST_FACTOR = 1.55
 
-# An eager collective (torch.distributed's all-reduce, all-gather) costs its host several ops:
-# ProcessGroupNCCL's work object, events and stream waits around the NCCL launch. On two H100s
-# (validation/expected/h100x2/host2/tp-host*.json, validation/bench/tp_host.py) a hot loop of
-# 4 KB all-reduces took 65.0 and 51.6 us a call against 12.3 and 11.8 us for the hot-loop op of
-# the slower rank (5.3x and 4.4x); between 20 or 60 such ops, one all-reduce added 109 and 106 us
-# (8.9x and 9.1x: about EAGER_STEP_HOST_FACTOR times its hot loop, as for the ops of a step).
-COLLECTIVE_HOST_OPS = 4.85
+# An eager collective (torch.distributed's all-reduce, all-gather) costs its host many ops:
+# ProcessGroupNCCL's work object, events and stream waits around the NCCL launch, and in a
+# tensor-parallel step the other rank's pace. Measured as the host issue time of the same eager
+# decode step (llama-3.1-8b, batch 1) at TP=2 less at one GPU, over its 65 collectives: 121 us
+# on a 2 x H200 machine whose hot-loop op took 7.34 us (validation/expected/h200x2/host/) and
+# 140 us on a 2 x H100 one at 6.27 us (validation/expected/h100x2/host3/): 16.6 and 22.3 ops,
+# 19.5 taken (a step's own factor included). In hot loops (validation/bench/tp_host.py,
+# h100x2/host2/) a 4 KB all-reduce alone cost 4.4-5.3 ops and one between 20 or 60 ops 9.
+COLLECTIVE_STEP_HOST_OPS = 19.5
 COLLECTIVES = ("allreduce", "allgather")
 
 # What a step paced by its host can be expected to do: the committed steps whose largest term
@@ -767,15 +769,16 @@ HOST_PACED_COMPILED_NOTE = (
     "(--cuda-graphs) takes the host out"
 )
 HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
-# Under tensor parallelism each all-reduce also waits for the slower rank's host, which the
-# model leaves out: the committed host-paced TP=2 steps measured 1.11-2.28x of the model with
-# their own host's figures (26 steps on two pairs of H100s, validation/expected/h100x2/
-# report-llm-host*-hostrate.json) and 0.66-1.77x with the card's (32 steps).
+# Under tensor parallelism the ranks' hosts also wait for each other at every all-reduce, at a
+# cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
+# machines): the committed host-paced TP=2 steps measured 0.89-1.82x of the model with their
+# own host's figures (28 steps on two pairs of H100s, validation/expected/h100x2/
+# report-llm-host*-hostrate.json) and 0.55-1.42x with the card's (32 steps).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
-    "the GPUs run them), and each all-reduce also waits for the slower rank's host, which this "
-    "leaves out: such steps measured 1.1x to 2.3x of this with each host's own figures "
-    "(0.7x to 1.8x with the card's); a CUDA graph (--cuda-graphs) takes the host out"
+    "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
+    "measured 0.9x to 1.8x of this with each host's own figures (0.5x to 1.4x with the card's); "
+    "a CUDA graph (--cuda-graphs) takes the host out"
 )
 
 # FlashAttention-2's softmax, per score (flash_fwd_kernel, softmax.h): one exp2 on the
@@ -1203,7 +1206,7 @@ def compose(
         n_compiled = sum(e.count for e in ests if e.issued and e.launcher == "inductor")
         host_total = (
             n_host * host_op
-            + n_coll * COLLECTIVE_HOST_OPS * host_op
+            + n_coll * COLLECTIVE_STEP_HOST_OPS * c.torch_floor
             + n_compiled * host_compiled
             + entries * host_entry
         )
@@ -1232,7 +1235,9 @@ def compose(
                     f"{c.torch_floor * 1e6:.1f} us of a hot loop of one op)"
                 )
             if n_coll:
-                issued.append(f"{count(n_coll, 'collective')} at {COLLECTIVE_HOST_OPS * host_op * 1e6:.0f} us")
+                issued.append(
+                    f"{count(n_coll, 'collective')} at {COLLECTIVE_STEP_HOST_OPS * c.torch_floor * 1e6:.0f} us"
+                )
             if n_compiled or entries:
                 issued.append(
                     f"{count(entries, 'call')} of compiled functions launching {count(n_compiled, 'kernel')} at "
