@@ -729,14 +729,14 @@ EAGER_STEP_HOST_FACTOR = 2.0
 
 # A torch.compile'd function costs its host more per kernel than an eager op: Inductor's
 # generated Python calls each Triton kernel's launcher or cuBLAS, after the function's entry
-# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on six machines
+# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on seven machines
 # (roofcalc/probe/torch_ops.py torch_compiled_floor via validation/bench/host_rate.py, in
-# validation/expected/h100/host/run3-run5/ and h100x2/host/, host2/, host3/) a kernel cost
+# validation/expected/h100/host/run3-run5/ and h100x2/host/, host2/-host4/) a kernel cost
 # 1.05-2.10x the same call's hot-loop op (a machine's records averaged) and an entry 5.5-8.7x;
 # where no probe measured a card's compiled figures, they are the medians over the machines,
-# 1.73x and 6.39x its op floor (the host's speed scales both, if not exactly alike).
-COMPILED_KERNEL_OPS = 1.73
-COMPILED_ENTRY_OPS = 6.39
+# 1.76x and 6.25x its op floor (the host's speed scales both, if not exactly alike).
+COMPILED_KERNEL_OPS = 1.76
+COMPILED_ENTRY_OPS = 6.25
 # A compiled step costs its host more than the hot loop of one compiled function, as an eager
 # step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
 # function per region, where an eager layer walks dozens of ops, views and frames. The 13
@@ -771,13 +771,13 @@ HOST_PACED_COMPILED_NOTE = (
 HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
 # Under tensor parallelism the ranks' hosts also wait for each other at every all-reduce, at a
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
-# machines): the committed host-paced TP=2 steps measured 0.89-1.82x of the model with their
-# own host's figures (28 steps on two pairs of H100s, validation/expected/h100x2/
-# report-llm-host*-hostrate.json) and 0.55-1.42x with the card's (32 steps).
+# machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
+# own host's figures (46 steps on three pairs of H100s, half within the band; validation/expected/
+# h100x2/report-llm-host*-hostrate.json) and 0.55-1.42x with the card's (50 steps).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
-    "measured 0.9x to 1.8x of this with each host's own figures (0.5x to 1.4x with the card's); "
+    "measured 0.6x to 1.8x of this with each host's own figures (0.5x to 1.4x with the card's); "
     "a CUDA graph (--cuda-graphs) takes the host out"
 )
 

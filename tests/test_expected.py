@@ -311,7 +311,7 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     """The notes' ranges are what the committed steps whose largest term is the host's issue
     measured against the model, with the card's figures and with the figures of the host that
     ran them (-hostrate reports): on one GPU 0.6x to 1.7x and 0.7x to 1.6x; under tensor
-    parallelism (the ranks' hosts wait for each other at each all-reduce) 0.5x to 1.4x and 0.9x
+    parallelism (the ranks' hosts wait for each other at each all-reduce) 0.5x to 1.4x and 0.6x
     to 1.8x."""
 
     def ratios(own_host: bool, tp: bool) -> list[float]:
@@ -328,9 +328,9 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     assert len(card) >= 100 and 0.55 <= min(card) < 0.65 and 1.65 < max(card) <= 1.75
     assert len(own) >= 80 and 0.65 <= min(own) < 0.75 and 1.55 < max(own) <= 1.65
     card, own = ratios(False, True), ratios(True, True)
-    assert "0.9x to 1.8x of this with each host's own figures (0.5x to 1.4x with the card's)" in HOST_PACED_TP_NOTE
+    assert "0.6x to 1.8x of this with each host's own figures (0.5x to 1.4x with the card's)" in HOST_PACED_TP_NOTE
     assert len(card) >= 25 and 0.5 <= min(card) < 0.6 and 1.35 < max(card) <= 1.45
-    assert len(own) >= 20 and 0.85 <= min(own) < 0.95 and 1.75 < max(own) <= 1.85
+    assert len(own) >= 40 and 0.55 <= min(own) < 0.65 and 1.75 < max(own) <= 1.85
 
 
 def test_one_tile_gemm_costs_the_library_kernel_floor() -> None:
@@ -992,7 +992,7 @@ def test_compiled_host_figures_are_the_measured_multiples_of_the_op_floor() -> N
         if "torch_compiled" in json.loads(path.read_text()):
             op, k, e = _compiled_fit(path)
             machines.setdefault(path.parent, []).append((k / op, e / op))
-    assert len(machines) == 6
+    assert len(machines) == 7
     per = [tuple(sum(r[i] for r in rs) / len(rs) for i in range(2)) for rs in machines.values()]
     assert pytest.approx(_med([p[0] for p in per]), abs=0.01) == COMPILED_KERNEL_OPS
     assert pytest.approx(_med([p[1] for p in per]), abs=0.01) == COMPILED_ENTRY_OPS

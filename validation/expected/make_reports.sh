@@ -48,6 +48,10 @@ for set in tp2-prefill-small tp2-nograph; do
   hostrate h100x2/host/$set.json h100 h100x2/host h100x2/report-llm-host-$set
 done
 report h100x2/host2/tp2-nograph-b.json h100 "" h100x2/report-llm-host2-tp2-nograph-b
+for set in tp2-nograph-holdout tp2-prefill-holdout; do
+  report h100x2/host4/$set.json h100 "" h100x2/report-llm-host4-$set
+  hostrate h100x2/host4/$set.json h100 h100x2/host4 h100x2/report-llm-host4-$set
+done
 hostrate h100x2/host2/tp2-nograph-b.json h100 h100x2/host2 h100x2/report-llm-host2-tp2-nograph-b
 # eager steps without CUDA graphs, paired with the host's rates measured in the same call
 # (host/README.md); the H200 call ran the probe first, whose calibration is kept per set
