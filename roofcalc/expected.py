@@ -175,7 +175,8 @@ class Kernel:
     head_dim: int = 0
     causal: bool = False
     ranks: int = 1  # collectives: GPUs taking part
-    launcher: Literal["aten", "inductor"] = "aten"  # who issues it from Python (KernelEstimate.launcher)
+    # who issues it from Python (KernelEstimate.launcher): no part of its time, so not of its identity
+    launcher: Literal["aten", "inductor"] = field(default="aten", compare=False)
 
 
 # ------------------------------------------------------------------ hardware figures
@@ -756,15 +757,16 @@ COMPILED_STEP_HOST_FACTOR = 1.55
 COLLECTIVE_STEP_HOST_OPS = 19.5
 COLLECTIVES = ("allreduce", "allgather")
 
-# What a step paced by its host can be expected to do: the committed steps whose largest term
-# is the host's issue measured 0.62-1.71x of the model with the card's figures (126 one-GPU
-# steps on seven H100 machines, two H200s and a 2 x H200), the host's speed differing 1.6x
-# between machines of one card, and 0.72-1.64x with the figures of their own host measured in
-# the same call (99 steps, 77% within [0.8, 1.25]; validation/expected/*/report-llm*-hostrate.json): the rest is
-# the host's speed from one minute to the next, the least stable thing measured here.
+# What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
+# term is the host's issue measured 0.79-2.11x of the model with the card's figures (94 steps
+# on nine H100 machines and two H200s, 45% within their band; the registry reports,
+# validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
+# machines of one card, and 0.72-1.64x with the figures of their own host measured in the same
+# call (99 steps, 75% within their band; the -hostrate reports): the rest is the host's speed
+# from one minute to the next, the least stable thing measured here.
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and such steps measured 0.6x to 1.7x of this on different machines "
+    "follows the host's speed, and such steps measured 0.8x to 2.1x of this on different machines "
     "(0.7x to 1.6x with each host's own figures: roofcalc probe --save-calibration); a CUDA graph "
     "(--cuda-graphs) takes the host out"
 )
@@ -772,12 +774,12 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # Under tensor parallelism the ranks' hosts also wait for each other at every all-reduce, at a
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
-# own host's figures (46 steps on three pairs of H100s, half within the band; validation/expected/
-# h100x2/report-llm-host*-hostrate.json) and 0.55-1.42x with the card's (50 steps).
+# own host's figures (46 steps on four pairs of H100s, 41% within their band; validation/
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.79-1.84x with the card's (48 steps).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
-    "measured 0.6x to 1.8x of this with each host's own figures (0.5x to 1.4x with the card's); "
+    "measured 0.6x to 1.8x of this with each host's own figures (0.8x to 1.8x with the card's); "
     "a CUDA graph (--cuda-graphs) takes the host out"
 )
 
@@ -1056,7 +1058,7 @@ def kernel_time(
 def _kernel_time(
     hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, graph: bool, sustained: bool
 ) -> list[KernelEstimate]:
-    if k.model in ("allreduce", "allgather"):
+    if k.model in COLLECTIVES:
         return [_collective(hw, c, k, graph)]
     if k.model == "gemm":
         return _gemm(hw, c, k, dtype_bytes, sustained)
@@ -1203,7 +1205,7 @@ def compose(
         # combine) comes with the call that launched it
         n_host = sum(e.count for e in ests if e.issued and e.launcher == "aten" and e.model not in COLLECTIVES)
         n_coll = sum(e.count for e in ests if e.issued and e.model in COLLECTIVES)
-        n_compiled = sum(e.count for e in ests if e.issued and e.launcher == "inductor")
+        n_compiled = sum(e.count for e in ests if e.issued and e.launcher == "inductor" and e.model not in COLLECTIVES)
         host_total = (
             n_host * host_op
             + n_coll * COLLECTIVE_STEP_HOST_OPS * c.torch_floor
@@ -1239,8 +1241,9 @@ def compose(
                     f"{count(n_coll, 'collective')} at {COLLECTIVE_STEP_HOST_OPS * c.torch_floor * 1e6:.0f} us"
                 )
             if n_compiled or entries:
+                calls = f"{count(entries, 'call')} of compiled functions launching " if entries else ""
                 issued.append(
-                    f"{count(entries, 'call')} of compiled functions launching {count(n_compiled, 'kernel')} at "
+                    f"{calls}{count(n_compiled, 'compiled kernel')} at "
                     f"{host_entry * 1e6:.0f} us a call and {host_compiled * 1e6:.1f} us a kernel "
                     f"({COMPILED_STEP_HOST_FACTOR:g} x a hot loop's {c.compiled_entry * 1e6:.0f} and "
                     f"{c.compiled_kernel * 1e6:.1f} us)"
@@ -1258,7 +1261,7 @@ def compose(
     # from the kernels' launch floors
     share: dict[str, float] = {"launch": total - body - host_wait, "host": host_wait}
     for e in ests:
-        kind = "interconnect" if e.model in ("allreduce", "allgather") else e.bound
+        kind = "interconnect" if e.model in COLLECTIVES else e.bound
         share[kind] = share.get(kind, 0.0) + e.seconds * e.count
     # a step the host paces takes the host's time, whatever the GPU's largest share
     host_paced = host_wait > 0.1 * total

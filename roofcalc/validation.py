@@ -8,6 +8,7 @@ the current model (bound and expected time) and summarises measured / expected.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -233,7 +234,7 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
         try:
             if not isinstance(op_rec, dict):
                 raise ValueError("torch_op is not an object")
-            op = _median(_seconds(op_rec.get("samples_s"), "torch_op.samples_s")) or 0.0
+            op = statistics.median(_seconds(op_rec.get("samples_s"), "torch_op.samples_s"))
             compiled = rec.get("torch_compiled")
             fit, why = compiled_floor_fit(compiled) if compiled is not None else (None, "it has no torch_compiled")
         except ValueError as e:
@@ -261,7 +262,15 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
             f"{figs['compiled_entry_host_s'] * 1e6:.1f} us an entry"
         )
     else:
-        said += f"; compiled figures the hardware's (no usable compiled-call fit: {'; '.join(unfit)})"
+        from .expected import COMPILED_ENTRY_OPS, COMPILED_KERNEL_OPS
+
+        own = hw.expected.compiled_kernel_host_s is not None and hw.expected.compiled_entry_host_s is not None
+        whose = (
+            "the hardware file's"
+            if own
+            else f"{COMPILED_KERNEL_OPS:g}x and {COMPILED_ENTRY_OPS:g}x this host's op, as where no probe measured them"
+        )
+        said += f"; compiled figures {whose} (no usable compiled-call fit: {'; '.join(unfit)})"
     update = {
         name: PositiveFigure(value=v, source="host-rate", kind="measured", note=f"mean over {names}")
         for name, v in figs.items()

@@ -1035,7 +1035,9 @@ def test_a_malformed_compiled_floor_record_is_named_not_fatal(bad: object) -> No
     saved = json.loads((VALIDATION / "probe" / "h100" / "probe.json").read_text())
     raw = copy.deepcopy(saved["raw"])
     raw["torch"]["compiled_floor"] = bad
-    doc = calibrated_hardware(load_hardware("h100"), raw, _meta(saved))
+    notes: list[str] = []
+    doc = calibrated_hardware(load_hardware("h100"), raw, _meta(saved), notes)
     assert "compiled_kernel_host_s" not in doc["expected"]
+    assert any("the compiled-call floor is not written: the record is malformed" in n for n in notes)
     with pytest.raises(ValueError, match="torch_compiled"):
         compiled_floor_fit(bad)

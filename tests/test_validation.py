@@ -8,6 +8,7 @@ and fails when the model changed without the reports being recomputed and commit
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -97,9 +98,11 @@ def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_pa
     import sys
 
     run = ROOT / "h100" / "host" / "run4"
-    rec = json.loads((run / "host-rate.json").read_text())
-    hw, said = with_host_rates(load_hardware("h100"), [("a", rec), ("a", rec)])
-    op = sorted(rec["torch_op"]["samples_s"])[3]
+    recs = [json.loads((run / n).read_text()) for n in ("host-rate.json", "host-rate-after.json")]
+    hw, said = with_host_rates(load_hardware("h100"), [("a", recs[0]), ("b", recs[1])])
+    ops = [sorted(r["torch_op"]["samples_s"])[3] for r in recs]  # medians of 7
+    assert ops[0] != ops[1]
+    op = (ops[0] + ops[1]) / 2
     assert float(hw.expected.torch_op_floor_s.value) == pytest.approx(op, rel=1e-12)  # type: ignore[union-attr]
     assert hw.expected.compiled_kernel_host_s is not None and hw.expected.compiled_entry_host_s is not None
     assert said.startswith(f"host op {op * 1e6:.2f} us, compiled ")
@@ -107,48 +110,64 @@ def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_pa
     ok = subprocess.run([*cmd, "--host-rate", str(run / "host-rate.json")], capture_output=True, text=True)
     assert ok.returncode == 0 and json.loads(ok.stdout)["host_rate"].startswith("host op ")
     bad = tmp_path / "bad.json"
-    bad.write_text('{"kind": "host-rate", "torch_op": {"samples_s": [-1]}}')
-    for arg in (str(ROOT / "h100" / "llm.json"), str(bad), str(tmp_path / "missing.json")):
+    bad.write_text(
+        '{"kind": "host-rate", "device": {"name": "NVIDIA H100 80GB HBM3"}, "torch_op": {"samples_s": [-1]}}'
+    )
+    for arg, why in (
+        (str(ROOT / "h100" / "llm.json"), "not a record of validation/bench/host_rate.py"),
+        (str(bad), "not a positive number of seconds"),
+        (str(tmp_path / "missing.json"), "no such host-rate record"),
+    ):
         r = subprocess.run([*cmd, "--host-rate", arg], capture_output=True, text=True)
-        assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+        assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr and why in r.stderr
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "why"),
     [
-        {"torch_op": [1, 2]},
-        {"torch_op": {"samples_s": [True, True]}},
-        {"torch_op": {"samples_s": [1e25]}},
-        {"torch_op": {"samples_s": ["1e-5"]}},
-        {"device": {"name": "NVIDIA A100-SXM4-80GB"}},
-        {
-            "torch_compiled": {
-                "chains": [{"kernels": 2, "samples_s": []}, {"kernels": 16, "samples_s": [1e-4]}],
-                "verified": True,
-            }
-        },
-        {"torch_compiled": {"chains": [{"kernels": False, "samples_s": [1e-4]}], "verified": True}},
-        {"torch_compiled": {"chains": [{"kernels": 2, "samples_s": "1"}], "verified": True}},
-        {"torch_compiled": {"chains": [], "verified": "false"}},
-        {"torch_compiled": [1]},
+        ({"torch_op": [1, 2]}, "torch_op is not an object"),
+        ({"torch_op": {"samples_s": [True, True]}}, "not a positive number of seconds"),
+        ({"torch_op": {"samples_s": [1e25]}}, "not a host's cost per op"),
+        ({"torch_op": {"samples_s": ["1e-5"]}}, "not a positive number of seconds"),
+        ({"device": {"name": "NVIDIA A100-SXM4-80GB"}}, "not on the timings' device"),
+        (
+            {
+                "torch_compiled": {
+                    "chains": [{"kernels": 2, "samples_s": []}, {"kernels": 16, "samples_s": [1e-4]}],
+                    "verified": True,
+                }
+            },
+            "chains[0].samples_s is not a non-empty list",
+        ),
+        (
+            {"torch_compiled": {"chains": [{"kernels": False, "samples_s": [1e-4]}], "verified": True}},
+            "kernels is not a whole number",
+        ),
+        ({"torch_compiled": {"chains": [{"kernels": 2, "samples_s": "1"}], "verified": True}}, "samples_s is not"),
+        ({"torch_compiled": {"chains": [], "verified": "false"}}, "verified is not true or false"),
+        ({"torch_compiled": [1]}, "torch_compiled is not an object"),
     ],
 )
-def test_a_malformed_or_foreign_host_rate_record_is_a_usage_error(change: dict[str, object]) -> None:
+def test_a_malformed_or_foreign_host_rate_record_is_a_usage_error(change: dict[str, object], why: str) -> None:
     """Booleans or strings for seconds, implausible figures, another device's record, malformed
-    compiled chains: exit 2 with one line, never an internal error."""
+    compiled chains: an InputError (exit 2) naming what is wrong, never an internal error."""
     from roofcalc.errors import InputError
 
     run = ROOT / "h100" / "host" / "run4"
     rec = {**json.loads((run / "host-rate.json").read_text()), **change}
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match=re.escape(why)):
         with_host_rates(load_hardware("h100"), [("rec.json", rec)], "NVIDIA H100 80GB HBM3")
 
 
 def test_an_unusable_compiled_fit_leaves_the_compiled_figures_to_the_card_and_says_so() -> None:
+    """A record whose compiled fit is unusable gives its op floor only: the compiled figures are
+    then the registry's rule, its multiples of this host's op floor, and the report says so."""
+    from roofcalc.expected import COMPILED_KERNEL_OPS, card
+
     run = ROOT / "h100" / "host" / "run4"
     rec = json.loads((run / "host-rate.json").read_text())
     rec["torch_compiled"] = {**rec["torch_compiled"], "verified": False}
-    base = load_hardware("h100")
-    hw, said = with_host_rates(base, [("rec.json", rec)])
-    assert hw.expected.compiled_kernel_host_s == base.expected.compiled_kernel_host_s
-    assert "compiled figures the hardware's (no usable compiled-call fit: rec.json: its results did not match" in said
+    hw, said = with_host_rates(load_hardware("h100"), [("rec.json", rec)])
+    op = sorted(rec["torch_op"]["samples_s"])[3]
+    assert card(hw).compiled_kernel == pytest.approx(COMPILED_KERNEL_OPS * op, rel=1e-12)
+    assert "this host's op, as where no probe measured them (no usable compiled-call fit: rec.json: its results" in said

@@ -256,11 +256,14 @@ def _seconds(xs: Any, where: str) -> list[float]:
 
 def compiled_floor_fit(raw: Any) -> tuple[tuple[float, float] | None, str]:
     """((host seconds per kernel, per entry), "") from torch_compiled_floor's record: the slope and
-    intercept of the per-call time (medians) against the kernels per call; (None, why) where the
+    intercept of the per-call time (medians) against the kernels per call, through the shortest
+    and the longest chain; (None, why) where the
     record gives no fit (unverified, one chain, a slope or entry not above zero). A malformed
     record raises ValueError."""
     if not isinstance(raw, dict):
         raise ValueError("torch_compiled is not an object")
+    if "error" in raw and "chains" not in raw:  # the measurement failed (no Triton, say)
+        return None, f"its measurement failed ({str(raw['error'])[:120]})"
     chains = raw.get("chains")
     if not isinstance(chains, list) or not all(isinstance(c, dict) for c in chains):
         raise ValueError("torch_compiled.chains is not a list of objects")
