@@ -724,7 +724,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
 # (the GPU's modelled work under 0.7 of the step) took 1.8x and 2.0x the hot-loop op measured
 # in the same call on two H100 machines (validation/expected/h100/host/: medians of 11 and 20
 # steps) and 2.5x on a 2 x H200 machine (validation/expected/h200x2/host/, one step); the
-# middle one is taken. Tried as a probe measurement instead: a tiny eager step
+# middle one is taken (a later H100 call, validation/expected/h100/host/run3/, gave 2.3 and
+# was not taken in). Tried as a probe measurement instead: a tiny eager step
 # (validation/bench/host_rate.py) cost its host 1.3x the real steps' rate on both H100s.
 EAGER_STEP_HOST_FACTOR = 2.0
 
@@ -741,9 +742,10 @@ COMPILED_ENTRY_OPS = 6.25
 # A compiled step costs its host more than the hot loop of one compiled function, as an eager
 # step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
 # function per region, where an eager layer walks dozens of ops, views and frames. The 13
-# host-bound compiled steps without CUDA graphs of the same call (llama-3.2-1b/3b, llama-3.1-8b,
-# qwen2.5-7b: decode at batch 1 and 8, prefill of 256 tokens; the GPU's modelled work under 0.7
-# of the step) took 1.14-2.05x, median 1.55x, the hot-loop costs of their kernels and entries.
+# host-bound compiled steps of run3 (llama-3.2-1b/3b, llama-3.1-8b, qwen2.5-7b: decode at batch
+# 1 and 8, prefill of 256 tokens and llama-3.2-1b's of 1,024; the GPU's modelled work under 0.7
+# of the step) took 1.14-2.05x, median 1.55x, the hot-loop costs of their kernels and entries
+# measured in the same call.
 COMPILED_STEP_HOST_FACTOR = 1.55
 
 # An eager collective (torch.distributed's all-reduce, all-gather) costs its host many ops:

@@ -212,7 +212,7 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
     """``hw`` with the host's figures (the op floor, the compiled call's per-kernel and entry
     costs) measured by validation/bench/host_rate.py on the machine that took the timings: the
     mean over the records of each one's medians. Host-paced steps follow their host, which
-    differs between machines of one card by 1.6x (validation/expected/h100/host/).
+    differs between machines of one card by 1.8x (validation/expected/h100*/host*/).
 
     A record that is malformed, implausible or from another device (``device``: the timings')
     is an InputError; one whose compiled-call fit is unusable leaves the compiled figures to
