@@ -761,7 +761,7 @@ COLLECTIVES = ("allreduce", "allgather")
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
 # term is the host's issue measured 0.79-2.11x of the model with the card's figures (94 steps
-# on nine H100 machines and two H200s, 45% within their band; the registry reports,
+# on H100 and H200 machines, 45% within their band; the registry reports,
 # validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
 # machines of one card, and 0.72-1.64x with the figures of their own host measured in the same
 # call (99 steps, 75% within their band; the -hostrate reports): the rest is the host's speed
@@ -776,8 +776,9 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # Under tensor parallelism the ranks' hosts also wait for each other at every all-reduce, at a
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
-# own host's figures (46 steps on four pairs of H100s, 41% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.79-1.84x with the card's (48 steps).
+# own host's figures (46 steps on three pairs of H100s, 41% within their band; validation/
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.79-1.84x with the card's (48 steps,
+# with those of a 2 x H200).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
