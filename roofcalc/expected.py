@@ -1244,12 +1244,14 @@ def compose(
                     f"{count(n_coll, 'collective')} at {COLLECTIVE_STEP_HOST_OPS * c.torch_floor * 1e6:.0f} us"
                 )
             if n_compiled or entries:
-                calls = f"{count(entries, 'call')} of compiled functions launching " if entries else ""
+                parts = []
+                if entries:
+                    parts.append(f"{count(entries, 'call')} of compiled functions at {host_entry * 1e6:.0f} us a call")
+                if n_compiled:
+                    parts.append(f"{count(n_compiled, 'compiled kernel')} at {host_compiled * 1e6:.1f} us a kernel")
                 issued.append(
-                    f"{calls}{count(n_compiled, 'compiled kernel')} at "
-                    f"{host_entry * 1e6:.0f} us a call and {host_compiled * 1e6:.1f} us a kernel "
-                    f"({COMPILED_STEP_HOST_FACTOR:g} x a hot loop's {c.compiled_entry * 1e6:.0f} and "
-                    f"{c.compiled_kernel * 1e6:.1f} us)"
+                    " launching ".join(parts) + f" ({COMPILED_STEP_HOST_FACTOR:g} x a hot loop's "
+                    f"{c.compiled_entry * 1e6:.0f} us a call and {c.compiled_kernel * 1e6:.1f} us a kernel)"
                 )
             listed = issued[0] if len(issued) == 1 else ", ".join(issued[:-1]) + " and " + issued[-1]
             terms.append(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -234,6 +234,13 @@ class OpDef(_Strict):
     # how many calls into torch.compile'd functions the host makes (eager launch: host costs)
     launcher: str | None = None
     host_entries: str | int = 0
+
+    @field_validator("host_entries", mode="before")
+    @classmethod
+    def _entries_not_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("host_entries is a count of calls (a number or a formula), not true or false")
+        return v
 
     _compiled: dict[str, Formula] = PrivateAttr(default_factory=dict)
     _source: str = PrivateAttr(default="")

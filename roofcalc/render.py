@@ -609,7 +609,7 @@ def validation_report(c: Console, rep: Any, show_all: bool = False) -> None:
     s = rep.summary
     where = "calibrated" if rep.calibrated else "registry figures"
     if getattr(rep, "host_rate", None):
-        where += f"; the host's figures measured in the same call: {rep.host_rate}"
+        where += f"; the host's figures from --host-rate: {rep.host_rate}"
     c.print(
         f"[bold]{esc(rep.kind)} timings[/bold] from {esc(rep.source)} on {esc(rep.device)} "
         f"(driver {esc(rep.driver or '?')}, {esc(rep.date or '?')}), against {esc(rep.hardware)} ({where})"

@@ -577,7 +577,12 @@ def _expected(
     kernels = _kernels(opdef, env, dtype)
     if not kernels:
         return None
-    entries = max(0, math.ceil(_num(opdef, "host_entries", env)))
+    raw_entries = _num(opdef, "host_entries", env)
+    if isinstance(raw_entries, bool) or not float(raw_entries).is_integer() or not 0 <= raw_entries <= 1e6:
+        raise DomainError(
+            f"{opdef.source}: host_entries: {raw_entries!r} is not a whole number of calls from 0 to 1,000,000"
+        )
+    entries = int(raw_entries)
     return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries)  # type: ignore[arg-type]
 
 

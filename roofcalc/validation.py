@@ -228,12 +228,16 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
             raise InputError(f"{path}: not a record of validation/bench/host_rate.py (no 'kind': host-rate)")
         dev = rec.get("device")
         name = dev.get("name") if isinstance(dev, dict) else None
+        if device and not name:
+            raise InputError(f"{path}: the record names no device")
         if device and name != device:
             raise InputError(f"{path}: measured on {name!r}, not on the timings' device {device!r}")
         op_rec = rec.get("torch_op")
         try:
             if not isinstance(op_rec, dict):
                 raise ValueError("torch_op is not an object")
+            if op_rec.get("verified") is not True:
+                raise ValueError("torch_op's loop did not verify (its 'verified' is not true)")
             op = statistics.median(_seconds(op_rec.get("samples_s"), "torch_op.samples_s"))
             compiled = rec.get("torch_compiled")
             fit, why = compiled_floor_fit(compiled) if compiled is not None else (None, "it has no torch_compiled")

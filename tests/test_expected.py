@@ -1054,7 +1054,11 @@ def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel()
         assert r.expected_limiter == "host"
         assert r.expected_s == pytest.approx(host, rel=1e-12)
         why = next(t.reason for t in r.expected_terms if t.name == "host issue")
-        assert f"{entries} calls of compiled functions launching {compiled} compiled kernels" in why
+        host_entry_us = COMPILED_STEP_HOST_FACTOR * entry * 1e6
+        assert (
+            f"{entries} calls of compiled functions at {host_entry_us:.0f} us a call launching {compiled} compiled"
+            in why
+        )
     # with CUDA graphs the host is out of it: no entry or launch cost
     g = roofcalc.analyze("decode", "h100", model="llama-3.2-1b", batch=1, context=1000, engine="compiled")
     assert "host issue" not in {t.name for t in g.expected_terms}
@@ -1147,3 +1151,24 @@ def test_a_host_paced_compiled_step_is_not_told_to_compile() -> None:
     assert "torch.compile" not in HOST_PACED_COMPILED_NOTE and "torch.compile" in HOST_PACED_NOTE
     why = next(t.reason for t in compiled.expected_terms if t.name == "host issue")
     assert why.startswith("Python issues 1 PyTorch op at ") and " and 17 calls of compiled functions " in why
+
+
+@pytest.mark.parametrize("value", ['"-1"', '"2.5"', '"10**18"', "true"])
+def test_an_op_file_host_entries_that_is_no_whole_count_is_refused(tmp_path: Path, value: str) -> None:
+    """An op file's host_entries must give a whole number of calls (0 to a million): a negative,
+    fractional, absurd or boolean one is refused in one line, not rounded or printed."""
+    import subprocess
+    import sys
+
+    src = (Path(roofcalc.__file__).resolve().parent.parent / "ops" / "decode.yaml").read_text()
+    assert "\nhost_entries: " in src
+    lines = [f"host_entries: {value}" if ln.startswith("host_entries: ") else ln for ln in src.splitlines()]
+    op = tmp_path / "decode.yaml"
+    op.write_text("\n".join(lines) + "\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "roofcalc", "op", str(op), "--model", "llama-3.2-1b", "--engine", "compiled",
+         "--no-cuda-graphs", "--hw", "h100"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert r.returncode in (1, 2) and r.stdout == "" and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "host_entries" in r.stderr

@@ -111,7 +111,7 @@ def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_pa
     assert ok.returncode == 0 and json.loads(ok.stdout)["host_rate"].startswith("host op ")
     bad = tmp_path / "bad.json"
     bad.write_text(
-        '{"kind": "host-rate", "device": {"name": "NVIDIA H100 80GB HBM3"}, "torch_op": {"samples_s": [-1]}}'
+        '{"kind": "host-rate", "device": {"name": "NVIDIA H100 80GB HBM3"}, "torch_op": {"samples_s": [-1], "verified": true}}'
     )
     for arg, why in (
         (str(ROOT / "h100" / "llm.json"), "not a record of validation/bench/host_rate.py"),
@@ -126,9 +126,9 @@ def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_pa
     ("change", "why"),
     [
         ({"torch_op": [1, 2]}, "torch_op is not an object"),
-        ({"torch_op": {"samples_s": [True, True]}}, "not a positive number of seconds"),
-        ({"torch_op": {"samples_s": [1e25]}}, "not a host's cost per op"),
-        ({"torch_op": {"samples_s": ["1e-5"]}}, "not a positive number of seconds"),
+        ({"torch_op": {"samples_s": [True, True], "verified": True}}, "not a positive number of seconds"),
+        ({"torch_op": {"samples_s": [1e25], "verified": True}}, "not a host's cost per op"),
+        ({"torch_op": {"samples_s": ["1e-5"], "verified": True}}, "not a positive number of seconds"),
         ({"device": {"name": "NVIDIA A100-SXM4-80GB"}}, "not on the timings' device"),
         (
             {
@@ -141,7 +141,7 @@ def test_host_rate_records_give_the_host_figures_and_bad_ones_are_refused(tmp_pa
         ),
         (
             {"torch_compiled": {"chains": [{"kernels": False, "samples_s": [1e-4]}], "verified": True}},
-            "kernels is not a whole number",
+            "kernels is not a positive whole number",
         ),
         ({"torch_compiled": {"chains": [{"kernels": 2, "samples_s": "1"}], "verified": True}}, "samples_s is not"),
         ({"torch_compiled": {"chains": [], "verified": "false"}}, "verified is not true or false"),

@@ -273,7 +273,7 @@ def compiled_floor_fit(raw: Any) -> tuple[tuple[float, float] | None, str]:
     for i, c in enumerate(chains):
         n = c.get("kernels")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"torch_compiled.chains[{i}].kernels is not a whole number of kernels")
+            raise ValueError(f"torch_compiled.chains[{i}].kernels is not a positive whole number of kernels")
         rows.append((n, _median(_seconds(c.get("samples_s"), f"torch_compiled.chains[{i}].samples_s"))))
     if not raw["verified"]:
         return None, "its results did not match float64"
