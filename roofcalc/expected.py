@@ -248,17 +248,14 @@ def _card(hw: Hardware) -> Card:
     standins: list[str] = []
     launch = float(hw.launch_overhead_s.value) if hw.launch_overhead_s else 0.0
 
-    def fig(name: str) -> float:
+    def fig(name: str, needed: bool = True) -> float:
+        """A figure of the file, 0 where it gives none (named in the notes where the model needs it)."""
         f = getattr(e, name)
         if f is None:
-            missing.append(name)
+            if needed:
+                missing.append(name)
             return 0.0
         return float(f.value)
-
-    def opt(name: str) -> float:
-        """A figure the model can do without (0 where the file gives none)."""
-        f = getattr(e, name)
-        return float(f.value) if f is not None else 0.0
 
     def floor(name: str) -> float:
         """A launch floor the part states, else the launch overhead its bound charges per
@@ -315,8 +312,8 @@ def _card(hw: Hardware) -> Card:
         graph_floor=fig("graph_floor_s"),
         torch_floor=fig("torch_op_floor_s"),  # the host's cost per op: no GPU figure stands in for it
         # a compiled function's launches and entry, else in proportion to the op floor (same host)
-        compiled_kernel=opt("compiled_kernel_host_s") or COMPILED_KERNEL_OPS * opt("torch_op_floor_s"),
-        compiled_entry=opt("compiled_entry_host_s") or COMPILED_ENTRY_OPS * opt("torch_op_floor_s"),
+        compiled_kernel=fig("compiled_kernel_host_s", False) or COMPILED_KERNEL_OPS * fig("torch_op_floor_s", False),
+        compiled_entry=fig("compiled_entry_host_s", False) or COMPILED_ENTRY_OPS * fig("torch_op_floor_s", False),
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,

@@ -463,20 +463,19 @@ def _launcher(opdef: OpDef, i: int, env: dict[str, Value]) -> str:
 
 def _kernels(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[Any]:
     """Each kernel whose `when` holds, evaluated, marked with who issues it from Python."""
-    return [k if who == "aten" else dataclasses.replace(k, launcher=who) for k, who in _evaluated(opdef, env, dtype)]
-
-
-def _evaluated(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[tuple[Any, str]]:
-    """Each kernel whose `when` holds, evaluated, with its launcher."""
     out = []
+
+    def add(i: int, k: Any) -> None:
+        if k is not None:
+            who = _launcher(opdef, i, env)
+            out.append(k if who == "aten" else dataclasses.replace(k, launcher=who))
+
     for i, kd in enumerate(opdef.kernels):
         get = _kernel_names(opdef, i)
         try:
             vals = get(env) if get is not None else ()
         except KeyError:  # a name this case lacks (an optional parameter): evaluated as it goes
-            k = _kernel(opdef, i, kd, env, dtype)
-            if k is not None:
-                out.append((k, _launcher(opdef, i, env)))
+            add(i, _kernel(opdef, i, kd, env, dtype))
             continue
         key = (id(opdef), i, dtype, vals, *map(type, vals))
         hit = _KERNEL_MEMO.get(key)
@@ -487,8 +486,7 @@ def _evaluated(opdef: OpDef, env: dict[str, Value], dtype: str) -> list[tuple[An
             if len(_KERNEL_MEMO) >= _KERNEL_MEMO_SIZE:
                 _KERNEL_MEMO.clear()
             _KERNEL_MEMO[key] = (opdef, k)
-        if k is not None:
-            out.append((k, _launcher(opdef, i, env)))
+        add(i, k)
     return out
 
 

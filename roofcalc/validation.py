@@ -217,7 +217,7 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
     A record that is malformed, implausible or from another device (``device``: the timings')
     is an InputError; one whose compiled-call fit is unusable leaves the compiled figures to
     ``hw``, and the returned description says so."""
-    from .probe.torch_ops import _seconds, compiled_floor_fit
+    from .probe.torch_ops import compiled_floor_fit, positive_seconds
 
     lo, hi = HOST_FIGURE_RANGE
     ops: list[float] = []
@@ -238,7 +238,7 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
                 raise ValueError("torch_op is not an object")
             if op_rec.get("verified") is not True:
                 raise ValueError("torch_op's loop did not verify (its 'verified' is not true)")
-            op = statistics.median(_seconds(op_rec.get("samples_s"), "torch_op.samples_s"))
+            op = statistics.median(positive_seconds(op_rec.get("samples_s"), "torch_op.samples_s"))
             compiled = rec.get("torch_compiled")
             fit, why = compiled_floor_fit(compiled) if compiled is not None else (None, "it has no torch_compiled")
         except ValueError as e:

@@ -244,7 +244,7 @@ def torch_compiled_floor(torch: Any, reps: int, n: int = 500) -> dict[str, Any]:
     return out
 
 
-def _seconds(xs: Any, where: str) -> list[float]:
+def positive_seconds(xs: Any, where: str) -> list[float]:
     """A non-empty list of positive, finite seconds (not booleans), else ValueError."""
     if not isinstance(xs, list) or not xs:
         raise ValueError(f"{where} is not a non-empty list of seconds")
@@ -274,7 +274,7 @@ def compiled_floor_fit(raw: Any) -> tuple[tuple[float, float] | None, str]:
         n = c.get("kernels")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"torch_compiled.chains[{i}].kernels is not a positive whole number of kernels")
-        rows.append((n, _median(_seconds(c.get("samples_s"), f"torch_compiled.chains[{i}].samples_s"))))
+        rows.append((n, _median(positive_seconds(c.get("samples_s"), f"torch_compiled.chains[{i}].samples_s"))))
     if not raw["verified"]:
         return None, "its results did not match float64"
     rows.sort()
