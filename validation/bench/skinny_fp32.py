@@ -7,6 +7,8 @@ with few blocks, in-kernel split-K with hundreds of slices) whose times the rand
 ops_bench.py miss by up to 5x. This sweep records what runs, shape by shape.
 
     python validation/bench/skinny_fp32.py --out skinny-fp32.json
+    python validation/bench/skinny_fp32.py --grid --reps 10 --out fp32-grid.json    # 1,408 shapes
+    python validation/bench/skinny_fp32.py --random 300 --seed 1 --reps 10 --out fp32-rand1.json
     # the same cases once each inside NVTX ranges "case", for Nsight Compute:
     ncu --csv --page raw --nvtx --nvtx-include "case/" --clock-control none \\
         --section SpeedOfLight --section Occupancy --section WarpStateStats \\
@@ -38,7 +40,29 @@ NCU = [(24, 2600, 2992), (24, 3056, 2384), (16, 4096, 4096), (16, 768, 2008), (2
        (16, 64, 1728), (16, 66, 706), (16, 112, 320), (16, 8192, 8192), (2048, 2048, 2048)]
 
 
-def shapes() -> list[tuple[int, int, int]]:
+# --grid: where cuBLAS's choice between its FP32 kernels (gemmSN, SIMT split-K, xmma) changes,
+# rows by widths by depths, with a width and a depth that are not multiples of 4 elements
+GRID_M = (2, 4, 8, 12, 16, 20, 24, 32)
+GRID_N = (256, 512, 1024, 1536, 2048, 2304, 2560, 2816, 3072, 3584, 4096, 4352, 5120, 6144, 8192, 3002)
+GRID_K = (128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 3002)
+
+
+def shapes(mode: str = "fixed", count: int = 0, seed: int = 1) -> list[tuple[int, int, int]]:
+    if mode == "grid":
+        return [(m, n, k) for m in GRID_M for n in GRID_N for k in GRID_K]
+    if mode == "random":
+        # a hold-out: rows 2-32, widths and depths log-uniform over 256-8192, half of them
+        # rounded to multiples of 16, the rest as drawn
+        import math
+        import random
+
+        rng = random.Random(seed)
+
+        def size(lo: int, hi: int) -> int:
+            v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
+            return max(lo, v // 16 * 16) if rng.random() < 0.5 else v
+
+        return [(rng.randint(2, 32), size(256, 8192), size(128, 8192)) for _ in range(count)]
     out = [(m, n, k) for m in ROWS for n, k in NK]
     out += [(21, 216, 920), (18, 1783, 176), (2048, 2048, 2048)]
     return out
@@ -49,7 +73,12 @@ def main() -> int:
     ap.add_argument("--out", default="skinny-fp32.json")
     ap.add_argument("--ncu", action="store_true", help="run the NCU cases once each inside NVTX ranges")
     ap.add_argument("--budget-s", type=float, default=200.0)
+    ap.add_argument("--grid", action="store_true", help="the GRID_M x GRID_N x GRID_K shapes instead of the fixed list")
+    ap.add_argument("--random", type=int, default=0, help="this many random shapes (a hold-out) instead")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
+    mode = "grid" if args.grid else "random" if args.random else "fixed"
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     if args.ncu:
@@ -66,7 +95,7 @@ def main() -> int:
     flush = torch.empty(256 * 2**20, dtype=torch.uint8, device=dev)
     records: list[dict] = []
     t0 = time.time()
-    for m, n, k in shapes():
+    for m, n, k in shapes(mode, args.random, args.seed):
         if time.time() - t0 > args.budget_s:
             break
         a = torch.randn(m, k, device=dev)
@@ -79,8 +108,10 @@ def main() -> int:
             fn()
         torch.cuda.synchronize()
         ks = kernel_shapes.kernels_of(fn, dev)
+        if mode != "fixed":  # name, launch shape and duration are what the choice needs
+            ks = [{key: x[key] for key in ("name", "grid", "block", "duration_s") if key in x} for x in ks]
         times = []
-        for _ in range(30):
+        for _ in range(args.reps):
             flush.fill_(1)
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
@@ -91,7 +122,9 @@ def main() -> int:
         times.sort()
         records.append({"m": m, "n": n, "k": k, "median_s": times[len(times) // 2], "min_s": times[0],
                         "kernels": ks})
-        benchlib.write_record(args.out, "skinny-fp32", dev, records, t0)
+        if mode == "fixed" or len(records) % 50 == 0:
+            benchlib.write_record(args.out, "skinny-fp32", dev, records, t0)
+    benchlib.write_record(args.out, "skinny-fp32", dev, records, t0)
     return 0
 
 
