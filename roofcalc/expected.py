@@ -213,6 +213,7 @@ class Card:
     sfu_per_clk: float  # special-function results per clock per SM
     fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
     issue_per_clk: float  # warp instructions an SM issues per clock (one per scheduler)
+    sn_k_step: float  # cuBLAS gemmSN: seconds per step of k of each block (0: not modelled)
     # cuBLAS's tiling of F.linear with few rows, as seen on a Hopper part (wgmma); applied where
     # one SM's streaming rate is measured, since its tiles can leave SMs idle
     linear_tiles: bool
@@ -318,6 +319,7 @@ def _card(hw: Hardware) -> Card:
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
+        sn_k_step=fig("gemm_sn_k_step_s", False),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
         boost_hz=boost or clock * 1e6,
         power_ratio=power if power is not None else 1.0,
@@ -561,12 +563,155 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
     return gemm_path(dtype, aligned, word), node_s - c.graph_floor - modelled
 
 
+# Which FP32 products (TF32 off) cuBLAS runs with its gemmSN kernel on Hopper: those of at most
+# 16 rows whose depth k is at most a limit that grows with the width n, read off the 1,408 shapes
+# of validation/expected/h100/kernels/fp32-choice/fp32-grid.json (rows 2-32, widths 256-8192,
+# depths 128-8192; cuBLAS of torch 2.11+cu130). gemmSN comes in variants by rows (2, 4 or 6 per
+# block) and the limit differs between them, so it is kept per band of rows (at most 2, 4, 8,
+# 12, 16): per measured width, the geometric mean of the deepest k that still ran gemmSN and the
+# next measured k (0: none did; 8192: all did). A width between takes the limit of the nearest
+# measured one (in ratio); wider than 8192 the map says nothing, and the two such products
+# measured (14,336 wide, validation/expected/h100/kernels/skinny-fp32.json) ran other kernels.
+# tests/test_expected.py derives this table again from the committed sweep.
+GEMM_SN_K_LIMIT: dict[int, tuple[tuple[int, int], ...]] = {
+    2: (
+        (256, 0),
+        (512, 0),
+        (1024, 724),
+        (1536, 724),
+        (2048, 362),
+        (2304, 724),
+        (2560, 724),
+        (2816, 724),
+        (3002, 724),
+        (3072, 724),
+        (3584, 1254),
+        (4096, 1254),
+        (4352, 2480),
+        (5120, 3547),
+        (6144, 3547),
+        (8192, 5017),
+    ),
+    4: (
+        (256, 0),
+        (512, 0),
+        (1024, 362),
+        (1536, 362),
+        (2048, 362),
+        (2304, 724),
+        (2560, 724),
+        (2816, 724),
+        (3002, 724),
+        (3072, 724),
+        (3584, 1254),
+        (4096, 1254),
+        (4352, 1774),
+        (5120, 3037),
+        (6144, 3547),
+        (8192, 7094),
+    ),
+    8: (
+        (256, 0),
+        (512, 0),
+        (1024, 362),
+        (1536, 362),
+        (2048, 362),
+        (2304, 724),
+        (2560, 724),
+        (2816, 724),
+        (3002, 724),
+        (3072, 724),
+        (3584, 724),
+        (4096, 1254),
+        (4352, 1254),
+        (5120, 1774),
+        (6144, 3547),
+        (8192, 5017),
+    ),
+    12: (
+        (256, 0),
+        (512, 0),
+        (1024, 362),
+        (1536, 362),
+        (2048, 362),
+        (2304, 724),
+        (2560, 724),
+        (2816, 724),
+        (3002, 724),
+        (3072, 724),
+        (3584, 1254),
+        (4096, 1254),
+        (4352, 1254),
+        (5120, 3547),
+        (6144, 8192),
+        (8192, 8192),
+    ),
+    16: (
+        (256, 0),
+        (512, 362),
+        (1024, 362),
+        (1536, 724),
+        (2048, 362),
+        (2304, 724),
+        (2560, 724),
+        (2816, 724),
+        (3002, 1254),
+        (3072, 1254),
+        (3584, 5017),
+        (4096, 5017),
+        (4352, 7094),
+        (5120, 5017),
+        (6144, 7094),
+        (8192, 5017),
+    ),
+}
+# gemmSN tiles: 64 columns of the output per block, its rows in blocks of 4 (2 rows and 6 rows in
+# the variants for at most 2 and 9-12 rows)
+SN_BLOCK_COLS = 64
+
+
+def cublas_runs_gemm_sn(m: int, n: int, k: int) -> bool:
+    """Whether cuBLAS runs gemmSN for an FP32 product of m rows, n columns and depth k (the
+    measured map GEMM_SN_K_LIMIT; outside its widths, no)."""
+    if m > 16 or not 256 <= n <= 8192:
+        return False
+    band = min(b for b in GEMM_SN_K_LIMIT if b >= m)
+    _, limit = min(GEMM_SN_K_LIMIT[band], key=lambda p: abs(math.log(p[0] / n)))
+    return k <= limit
+
+
+def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
+    """cuBLAS's gemmSN: every block walks the whole k, a step every gemm_sn_k_step_s, and all its
+    blocks are resident at once (on the sweep's shapes the time hardly moved from 16 blocks to
+    512), so the kernel takes its fixed cost and one walk, unless streaming its operands takes
+    longer."""
+    floor = c.gemm_floor + dict(c.gemm_floor_extra).get("simt", 0.0)
+    walk = k.k * c.sn_k_step
+    stream = (k.m * k.k + k.k * k.n + k.m * k.n) * 4 / c.skinny_bw
+    rows = 2 if k.m <= 2 else 6 if 8 < k.m <= 12 else 4
+    blocks = math.ceil(k.n / SN_BLOCK_COLS) * math.ceil(k.m / rows)
+    return KernelEstimate(
+        name=k.name,
+        model="gemm",
+        seconds=floor + max(walk, stream),
+        grid=blocks,
+        blocks_per_sm=None,
+        waves=blocks / c.sms,
+        bound="latency" if walk >= stream else "memory",
+        reason=f"cuBLAS's gemmSN (FP32, at most 16 rows; which shapes run it: a measured map): {blocks:,} "
+        f"blocks, each walking k = {k.k:,} one step every {c.sn_k_step * 1e9:.1f} ns; "
+        f"{floor * 1e6:.1f} us fixed per kernel",
+    )
+
+
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool = False) -> list[KernelEstimate]:
     """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel.
     sustained: part of a step timed back to back, where tensor-core GEMMs run at the board's
     power-limited rate (Card.power_ratio)."""
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
+    if k.dtype == "fp32" and c.sn_k_step and k.batch == 1 and not k.linear and cublas_runs_gemm_sn(k.m, k.n, k.k):
+        return [_gemm_sn(c, k)]
     gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
     # counts below are times and rates, in floating point (a Fraction would carry the whole

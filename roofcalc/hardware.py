@@ -406,6 +406,11 @@ class Expected(_Strict):
     # and on the TMA path, each one kernel, per node of a CUDA graph; the difference of what
     # the model leaves unexplained in each
     gemm_kernel_floor_extra_s: dict[str, PositiveFigure] = {}
+    # cuBLAS's gemmSN kernel (FP32 products of at most 16 rows, TF32 off): each of its blocks
+    # walks the whole k, one step of k every this many seconds, whatever the width or the
+    # blocks beside it on an SM (validation/bench/skinny_fp32.py --grid: the times of the shapes
+    # that ran it, against k)
+    gemm_sn_k_step_s: PositiveFigure | None = None
     # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
     # every line is dirty; each one an op's reads evict is written back first: its cost as a
     # fraction of reading a line (probe: a sum after a writing flush vs after a reading one)
@@ -613,7 +618,31 @@ def load_calibration(path: str | Path, base: str | None = None) -> Hardware:
         raise InputError(f"{path}: not a calibration file (no 'calibration:' section)")
     if base and load_hardware(base).id != cal.calibration.base:
         raise InputError(f"{path}: calibrates {cal.calibration.base}, not {base}")
-    return _with_base_power_figure(cal)
+    return _with_base_sn_figure(_with_base_power_figure(cal))
+
+
+def _with_base_sn_figure(cal: Hardware) -> Hardware:
+    """A calibration without expected.gemm_sn_k_step_s (the probe does not time cuBLAS's
+    gemmSN: a benchmark's sweep does) takes its registry part's, as it stands. Only a registry
+    part: a base that names a file, is unknown, or lacks the figure leaves the calibration."""
+    from .registry import is_path
+
+    assert cal.calibration is not None
+    base = cal.calibration.base
+    if cal.expected.gemm_sn_k_step_s is not None or is_path(base):
+        return cal
+    try:
+        fig = load_hardware(base).expected.gemm_sn_k_step_s
+        part_sources = load_hardware(base).sources
+    except RoofcalcError:
+        return cal
+    if fig is None:
+        return cal
+    sources = dict(cal.sources)
+    sources.setdefault(fig.source, part_sources[fig.source])
+    return cal.model_copy(
+        update={"expected": cal.expected.model_copy(update={"gemm_sn_k_step_s": fig}), "sources": sources}
+    )
 
 
 def _with_base_power_figure(cal: Hardware) -> Hardware:
