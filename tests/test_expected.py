@@ -188,6 +188,95 @@ def test_fp32_gemms_with_few_rows_match_their_committed_sweep() -> None:
     assert sum(0.8 <= r <= 1.25 for r in ratios) >= 0.75 * len(ratios)
 
 
+FP32_CHOICE = KERNELS / "h100" / "kernels" / "fp32-choice"
+
+
+def _ran_sn(case: dict) -> bool:
+    return any("gemmSN" in k["name"] for k in case["kernels"])
+
+
+def test_the_gemm_sn_map_is_the_committed_grid_read_again() -> None:
+    """GEMM_SN_K_LIMIT, derived here from the 1,408 shapes of fp32-grid.json: per band of rows
+    and measured width, the geometric mean of the deepest k that still ran gemmSN (counting up
+    from the shallowest, which may run another kernel) and the next measured k."""
+    from roofcalc.expected import GEMM_SN_K_LIMIT
+
+    grid = json.loads((FP32_CHOICE / "fp32-grid.json").read_text())["cases"]
+    assert len(grid) == 1408
+    ran: dict[tuple[int, int], dict[int, bool]] = {}
+    for c in grid:
+        if c["m"] <= 16:
+            ran.setdefault((c["m"], c["n"]), {})[c["k"]] = _ran_sn(c)
+    want: dict[int, list[tuple[int, int]]] = {}
+    for (m, n), by_k in sorted(ran.items()):
+        depths = sorted(by_k)
+        last, after = 0, None
+        for i, k in enumerate(depths):
+            if by_k[k]:
+                last = k
+            elif i > 0:
+                after = k
+                break
+        limit = 0 if not last else last if after is None else round(math.sqrt(last * after))
+        want.setdefault(m, []).append((n, limit))
+    assert {m: tuple(v) for m, v in want.items()} == GEMM_SN_K_LIMIT
+
+
+def test_gemm_sn_walks_k_at_its_measured_step() -> None:
+    # 16 x 4096 x 4096 fp32: in the map (rows 13-16, width 4096: k up to 5,017), so gemmSN: 64
+    # columns by 4 rows a block, 64 x 4 blocks, each walking all 4,096 k one step every
+    # gemm_sn_k_step_s, after a pre-Hopper kernel's fixed cost; the skinny stream of its 67 MB
+    # would take less
+    r = roofcalc.analyze("gemm", "h100", m=16, n=4096, k=4096, dtype="fp32")
+    g = kernel(r, "gemm")
+    assert g.reason.startswith("cuBLAS's gemmSN") and "256 blocks" in g.reason  # type: ignore[attr-defined]
+    want = fig("h100", "gemm_kernel_floor_s") + extra("h100", "simt") + 4096 * fig("h100", "gemm_sn_k_step_s")
+    assert g.seconds == pytest.approx(want, rel=1e-9)  # type: ignore[attr-defined]
+    # the step: per (rows, width) of the grid with gemmSN at depths of 2,048 and more, at least
+    # 1,024 apart, the profiled kernel time's rise over the rise in k; the median
+    slopes = []
+    by: dict[tuple[int, int], dict[int, float]] = {}
+    for c in json.loads((FP32_CHOICE / "fp32-grid.json").read_text())["cases"]:
+        sn = [k for k in c["kernels"] if "gemmSN" in k["name"]]
+        if sn and c["k"] >= 2048:
+            by.setdefault((c["m"], c["n"]), {})[c["k"]] = sn[0]["duration_s"]
+    for times in by.values():
+        lo, hi = min(times), max(times)
+        if hi - lo >= 1024:
+            slopes.append((times[hi] - times[lo]) / (hi - lo))
+    slopes.sort()
+    assert len(slopes) == 16
+    assert fig("h100", "gemm_sn_k_step_s") == pytest.approx((slopes[7] + slopes[8]) / 2, rel=0.005)
+    # 17 rows: no gemmSN variant; wider than the map: no gemmSN either; bf16: never
+    assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=17, n=4096, k=4096, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
+    assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=16, n=14336, k=4096, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
+    assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=16, n=4096, k=4096), "gemm").reason  # type: ignore[attr-defined]
+
+
+def test_the_gemm_sn_map_holds_on_its_random_hold_out() -> None:
+    """fp32-rand1.json: 300 random shapes (rows 2-32, widths and depths 256-8192 and 128-8192,
+    half of them not multiples of 16), measured with the grid and read only after the map was
+    committed. Of its 142 products of at most 16 rows, the map names gemmSN right for 136; the
+    40 that ran gemmSN are at a median measured/expected of 1.00, 92% within [0.8, 1.25]."""
+    hw = load_hardware("h100")
+    cases = json.loads((FP32_CHOICE / "fp32-rand1.json").read_text())["cases"]
+    few = [c for c in cases if c["m"] <= 16]
+    right = sum(
+        _ran_sn(c)
+        == ("gemmSN" in kernel(roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32"), "gemm").reason)
+        for c in few
+    )  # type: ignore[attr-defined]
+    assert len(few) == 142 and right >= 0.95 * len(few)
+    ratios = sorted(
+        c["median_s"] / roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32").expected_s
+        for c in few
+        if _ran_sn(c)
+    )
+    assert len(ratios) == 40
+    assert 0.9 <= ratios[len(ratios) // 2] <= 1.1
+    assert sum(0.8 <= r <= 1.25 for r in ratios) >= 0.9 * len(ratios)
+
+
 def test_even_but_not_16_byte_aligned_gemm_loads_two_elements_at_a_time() -> None:
     # 8192 x 8192 x 8190 bf16: k even, not a multiple of 8. cuBLAS ran a cutlass_80 s16816
     # 256x128_64x3 "align2" kernel at 275-285 TFLOP/s, twice the odd-k cutlass_75 "align1" one
