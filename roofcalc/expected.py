@@ -568,102 +568,19 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
 # of validation/expected/h100/kernels/fp32-choice/fp32-grid.json (rows 2-32, widths 256-8192,
 # depths 128-8192; cuBLAS of torch 2.11+cu130). gemmSN comes in variants by rows (2, 4 or 6 per
 # block) and the limit differs between them, so it is kept per band of rows (at most 2, 4, 8,
-# 12, 16): per measured width, the geometric mean of the deepest k that still ran gemmSN and the
-# next measured k (0: none did; 8192: all did). A width between takes the limit of the nearest
+# 12, 16): per measured width (GEMM_SN_WIDTHS), the geometric mean of the deepest k that still
+# ran gemmSN, counting up from the shallowest (which may run another kernel), and the next
+# measured k (0: none did; 8192: all did). A width between takes the limit of the nearest
 # measured one (in ratio); wider than 8192 the map says nothing, and the two such products
 # measured (14,336 wide, validation/expected/h100/kernels/skinny-fp32.json) ran other kernels.
 # tests/test_expected.py derives this table again from the committed sweep.
-GEMM_SN_K_LIMIT: dict[int, tuple[tuple[int, int], ...]] = {
-    2: (
-        (256, 0),
-        (512, 0),
-        (1024, 724),
-        (1536, 724),
-        (2048, 362),
-        (2304, 724),
-        (2560, 724),
-        (2816, 724),
-        (3002, 724),
-        (3072, 724),
-        (3584, 1254),
-        (4096, 1254),
-        (4352, 2480),
-        (5120, 3547),
-        (6144, 3547),
-        (8192, 5017),
-    ),
-    4: (
-        (256, 0),
-        (512, 0),
-        (1024, 362),
-        (1536, 362),
-        (2048, 362),
-        (2304, 724),
-        (2560, 724),
-        (2816, 724),
-        (3002, 724),
-        (3072, 724),
-        (3584, 1254),
-        (4096, 1254),
-        (4352, 1774),
-        (5120, 3037),
-        (6144, 3547),
-        (8192, 7094),
-    ),
-    8: (
-        (256, 0),
-        (512, 0),
-        (1024, 362),
-        (1536, 362),
-        (2048, 362),
-        (2304, 724),
-        (2560, 724),
-        (2816, 724),
-        (3002, 724),
-        (3072, 724),
-        (3584, 724),
-        (4096, 1254),
-        (4352, 1254),
-        (5120, 1774),
-        (6144, 3547),
-        (8192, 5017),
-    ),
-    12: (
-        (256, 0),
-        (512, 0),
-        (1024, 362),
-        (1536, 362),
-        (2048, 362),
-        (2304, 724),
-        (2560, 724),
-        (2816, 724),
-        (3002, 724),
-        (3072, 724),
-        (3584, 1254),
-        (4096, 1254),
-        (4352, 1254),
-        (5120, 3547),
-        (6144, 8192),
-        (8192, 8192),
-    ),
-    16: (
-        (256, 0),
-        (512, 362),
-        (1024, 362),
-        (1536, 724),
-        (2048, 362),
-        (2304, 724),
-        (2560, 724),
-        (2816, 724),
-        (3002, 1254),
-        (3072, 1254),
-        (3584, 5017),
-        (4096, 5017),
-        (4352, 7094),
-        (5120, 5017),
-        (6144, 7094),
-        (8192, 5017),
-    ),
+GEMM_SN_WIDTHS = (256, 512, 1024, 1536, 2048, 2304, 2560, 2816, 3002, 3072, 3584, 4096, 4352, 5120, 6144, 8192)
+GEMM_SN_K_LIMIT: dict[int, tuple[int, ...]] = {
+    2: (0, 0, 724, 724, 362, 724, 724, 724, 724, 724, 1254, 1254, 2480, 3547, 3547, 5017),
+    4: (0, 0, 362, 362, 362, 724, 724, 724, 724, 724, 1254, 1254, 1774, 3037, 3547, 7094),
+    8: (0, 0, 362, 362, 362, 724, 724, 724, 724, 724, 724, 1254, 1254, 1774, 3547, 5017),
+    12: (0, 0, 362, 362, 362, 724, 724, 724, 724, 724, 1254, 1254, 1254, 3547, 8192, 8192),
+    16: (0, 362, 362, 724, 362, 724, 724, 724, 1254, 1254, 5017, 5017, 7094, 5017, 7094, 5017),
 }
 # gemmSN tiles: 64 columns of the output per block, its rows in blocks of 4 (2 rows and 6 rows in
 # the variants for at most 2 and 9-12 rows)
@@ -676,8 +593,8 @@ def cublas_runs_gemm_sn(m: int, n: int, k: int) -> bool:
     if m > 16 or not 256 <= n <= 8192:
         return False
     band = min(b for b in GEMM_SN_K_LIMIT if b >= m)
-    _, limit = min(GEMM_SN_K_LIMIT[band], key=lambda p: abs(math.log(p[0] / n)))
-    return k <= limit
+    nearest = min(range(len(GEMM_SN_WIDTHS)), key=lambda i: abs(math.log(GEMM_SN_WIDTHS[i] / n)))
+    return k <= GEMM_SN_K_LIMIT[band][nearest]
 
 
 def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:

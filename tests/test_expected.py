@@ -199,7 +199,7 @@ def test_the_gemm_sn_map_is_the_committed_grid_read_again() -> None:
     """GEMM_SN_K_LIMIT, derived here from the 1,408 shapes of fp32-grid.json: per band of rows
     and measured width, the geometric mean of the deepest k that still ran gemmSN (counting up
     from the shallowest, which may run another kernel) and the next measured k."""
-    from roofcalc.expected import GEMM_SN_K_LIMIT
+    from roofcalc.expected import GEMM_SN_K_LIMIT, GEMM_SN_WIDTHS
 
     grid = json.loads((FP32_CHOICE / "fp32-grid.json").read_text())["cases"]
     assert len(grid) == 1408
@@ -219,7 +219,8 @@ def test_the_gemm_sn_map_is_the_committed_grid_read_again() -> None:
                 break
         limit = 0 if not last else last if after is None else round(math.sqrt(last * after))
         want.setdefault(m, []).append((n, limit))
-    assert {m: tuple(v) for m, v in want.items()} == GEMM_SN_K_LIMIT
+    assert all(tuple(n for n, _ in v) == GEMM_SN_WIDTHS for v in want.values())
+    assert {m: tuple(limit for _, limit in v) for m, v in want.items()} == GEMM_SN_K_LIMIT
 
 
 def test_gemm_sn_walks_k_at_its_measured_step() -> None:
