@@ -563,17 +563,18 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
     return gemm_path(dtype, aligned, word), node_s - c.graph_floor - modelled
 
 
-# Which FP32 products (TF32 off) cuBLAS runs with its gemmSN kernel on Hopper: those of at most
-# 16 rows whose depth k is at most a limit that grows with the width n, read off the 1,408 shapes
-# of validation/expected/h100/kernels/fp32-choice/fp32-grid.json (rows 2-32, widths 256-8192,
-# depths 128-8192; cuBLAS of torch 2.11+cu130). gemmSN comes in variants by rows (2, 4 or 6 per
-# block) and the limit differs between them, so it is kept per band of rows (at most 2, 4, 8,
-# 12, 16): per measured width (GEMM_SN_WIDTHS), the geometric mean of the deepest k that still
-# ran gemmSN, counting up from the shallowest (which may run another kernel), and the next
-# measured k (0: none did; 8192: all did). A width between takes the limit of the nearest
-# measured one (in ratio); wider than 8192 the map says nothing, and the two such products
-# measured (14,336 wide, validation/expected/h100/kernels/skinny-fp32.json) ran other kernels.
-# tests/test_expected.py derives this table again from the committed sweep.
+# Which FP32 products (TF32 off) cuBLAS runs with its gemmSN kernel on Hopper: those of 2 to 16
+# rows whose depth k is at most a limit that grows with the width n, read off the 1,408 shapes of
+# validation/expected/h100/kernels/fp32-choice/fp32-grid.json (torch.matmul of row-major
+# operands, rows 2-32, widths 256-8192, depths 128-8192; cuBLAS of torch 2.11+cu130 on an H100).
+# gemmSN comes in variants by rows, and the limit differs between them, so it is kept per band of
+# rows (at most 2, 4, 8, 12, 16): per measured width (GEMM_SN_WIDTHS), counting up from the
+# shallowest measured k (which may run another kernel), the geometric mean of the last k of that
+# first run of gemmSN and the next measured k (0: no run; 8192: all ran it). A width between
+# takes the limit of the nearest measured one (in ratio). Outside the map, no gemmSN: wider than
+# 8192 (the two 14,336-wide products of validation/expected/h100/kernels/skinny-fp32.json ran
+# other kernels), one row (not measured), F.linear (another operand layout) and batched products
+# (neither measured). tests/test_expected.py derives this table again from the committed sweep.
 GEMM_SN_WIDTHS = (256, 512, 1024, 1536, 2048, 2304, 2560, 2816, 3002, 3072, 3584, 4096, 4352, 5120, 6144, 8192)
 GEMM_SN_K_LIMIT: dict[int, tuple[int, ...]] = {
     2: (0, 0, 724, 724, 362, 724, 724, 724, 724, 724, 1254, 1254, 2480, 3547, 3547, 5017),
@@ -582,15 +583,17 @@ GEMM_SN_K_LIMIT: dict[int, tuple[int, ...]] = {
     12: (0, 0, 362, 362, 362, 724, 724, 724, 724, 724, 1254, 1254, 1254, 3547, 8192, 8192),
     16: (0, 362, 362, 724, 362, 724, 724, 724, 1254, 1254, 5017, 5017, 7094, 5017, 7094, 5017),
 }
-# gemmSN tiles: 64 columns of the output per block, its rows in blocks of 4 (2 rows and 6 rows in
-# the variants for at most 2 and 9-12 rows)
+# gemmSN tiles: 64 columns of the output per block; the rows are split over 1, 2 or 4 rows of
+# blocks (up to 5 rows, up to 14, up to 16: 2-7 rows a block), as the kernels of the sweeps ran
+# (grid [ceil(n / 64), 1 | 2 | 4, 1])
 SN_BLOCK_COLS = 64
+SN_BLOCK_ROWS = ((5, 1), (14, 2), (16, 4))
 
 
 def cublas_runs_gemm_sn(m: int, n: int, k: int) -> bool:
     """Whether cuBLAS runs gemmSN for an FP32 product of m rows, n columns and depth k (the
-    measured map GEMM_SN_K_LIMIT; outside its widths, no)."""
-    if m > 16 or not 256 <= n <= 8192:
+    measured map GEMM_SN_K_LIMIT; outside it, no)."""
+    if not 2 <= m <= 16 or not 256 <= n <= 8192:
         return False
     band = min(b for b in GEMM_SN_K_LIMIT if b >= m)
     nearest = min(range(len(GEMM_SN_WIDTHS)), key=lambda i: abs(math.log(GEMM_SN_WIDTHS[i] / n)))
@@ -601,23 +604,31 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     """cuBLAS's gemmSN: every block walks the whole k, a step every gemm_sn_k_step_s, and all its
     blocks are resident at once (on the sweep's shapes the time hardly moved from 16 blocks to
     512), so the kernel takes its fixed cost and one walk, unless streaming its operands takes
-    longer."""
-    floor = c.gemm_floor + dict(c.gemm_floor_extra).get("simt", 0.0)
+    longer (not within the map on an H100 or H200: that needs widths past 13,000)."""
+    extra = dict(c.gemm_floor_extra).get("simt", 0.0)
+    floor = c.gemm_floor + extra
     walk = k.k * c.sn_k_step
     stream = (k.m * k.k + k.k * k.n + k.m * k.n) * 4 / c.skinny_bw
-    rows = 2 if k.m <= 2 else 6 if 8 < k.m <= 12 else 4
-    blocks = math.ceil(k.n / SN_BLOCK_COLS) * math.ceil(k.m / rows)
+    block_rows = next(r for most, r in SN_BLOCK_ROWS if k.m <= most)
+    blocks = math.ceil(k.n / SN_BLOCK_COLS) * block_rows
+    why = (
+        f"cuBLAS's gemmSN (FP32 of 2-16 rows where the map measured on an H100 with torch 2.11 names it): "
+        f"{blocks:,} blocks, all resident, each walking k = {k.k:,} one step every {c.sn_k_step * 1e9:.1f} ns"
+    )
+    if stream > walk:
+        why += f"; streaming its {(k.m * k.k + k.k * k.n + k.m * k.n) * 4 / 1e6:,.1f} MB takes longer"
+    why += f"; {floor * 1e6:.1f} us fixed per kernel" + (
+        f" ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)" if extra else ""
+    )
     return KernelEstimate(
         name=k.name,
         model="gemm",
         seconds=floor + max(walk, stream),
         grid=blocks,
-        blocks_per_sm=None,
-        waves=blocks / c.sms,
+        blocks_per_sm=math.ceil(blocks / c.sms),
+        waves=1.0,
         bound="latency" if walk >= stream else "memory",
-        reason=f"cuBLAS's gemmSN (FP32, at most 16 rows; which shapes run it: a measured map): {blocks:,} "
-        f"blocks, each walking k = {k.k:,} one step every {c.sn_k_step * 1e9:.1f} ns; "
-        f"{floor * 1e6:.1f} us fixed per kernel",
+        reason=why,
     )
 
 
@@ -627,7 +638,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     sustained: part of a step timed back to back, where tensor-core GEMMs run at the board's
     power-limited rate (Card.power_ratio)."""
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
-    if k.dtype == "fp32" and c.sn_k_step and k.batch == 1 and not k.linear and cublas_runs_gemm_sn(k.m, k.n, k.k):
+    sn = k.dtype == "fp32" and k.batch == 1 and not k.linear and cublas_runs_gemm_sn(k.m, k.n, k.k)
+    if sn and c.sn_k_step:
         return [_gemm_sn(c, k)]
     gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
@@ -741,6 +753,11 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         why += "; a leading dimension is not a multiple of 16 bytes: no TMA fast path"
     elif k.dtype in ("fp32", "fp64"):
         why += f"; {k.dtype} on CUDA cores"
+    if sn:  # the map names gemmSN here, but this part has no figure for it
+        why += (
+            "; on an H100 cuBLAS runs gemmSN for this shape, up to twice as slow at a deep k; "
+            "not modelled here: no expected.gemm_sn_k_step_s"
+        )
     why += f"; {rate * power / 1e12:,.0f} TFLOP/s achievable"
     if power < 1:
         why += f" (at the power limit, in a loop: {power:.2f} of a short run's)"

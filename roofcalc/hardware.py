@@ -632,14 +632,14 @@ def _with_base_sn_figure(cal: Hardware) -> Hardware:
     if cal.expected.gemm_sn_k_step_s is not None or is_path(base):
         return cal
     try:
-        fig = load_hardware(base).expected.gemm_sn_k_step_s
-        part_sources = load_hardware(base).sources
+        part = load_hardware(base)
     except RoofcalcError:
         return cal
+    fig = part.expected.gemm_sn_k_step_s
     if fig is None:
         return cal
     sources = dict(cal.sources)
-    sources.setdefault(fig.source, part_sources[fig.source])
+    sources.setdefault(fig.source, part.sources[fig.source])
     return cal.model_copy(
         update={"expected": cal.expected.model_copy(update={"gemm_sn_k_step_s": fig}), "sources": sources}
     )

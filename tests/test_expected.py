@@ -247,11 +247,30 @@ def test_gemm_sn_walks_k_at_its_measured_step() -> None:
             slopes.append((times[hi] - times[lo]) / (hi - lo))
     slopes.sort()
     assert len(slopes) == 16
-    assert fig("h100", "gemm_sn_k_step_s") == pytest.approx((slopes[7] + slopes[8]) / 2, rel=0.005)
-    # 17 rows: no gemmSN variant; wider than the map: no gemmSN either; bf16: never
+    assert fig("h100", "gemm_sn_k_step_s") == pytest.approx((slopes[7] + slopes[8]) / 2, rel=0.001)
+    # one row (not measured), 17 rows (no gemmSN variant), wider than the map: no gemmSN; bf16: never
+    assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=1, n=4096, k=256, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
     assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=17, n=4096, k=4096, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
     assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=16, n=14336, k=4096, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
     assert "gemmSN" not in kernel(roofcalc.analyze("gemm", "h100", m=16, n=4096, k=4096), "gemm").reason  # type: ignore[attr-defined]
+
+
+def test_gemm_sn_blocks_are_the_grids_cublas_launched() -> None:
+    """Every gemmSN kernel of the three sweeps (rows 2-16): the model's block count is the
+    launched grid, ceil(n / 64) columns by 1, 2 or 4 rows of blocks."""
+    hw = load_hardware("h100")
+    checked = 0
+    for name in ("fp32-grid.json", "fp32-rand1.json", "fp32-rand2.json"):
+        for c in json.loads((FP32_CHOICE / name).read_text())["cases"]:
+            sn = [k for k in c["kernels"] if "gemmSN" in k["name"]]
+            if not sn:
+                continue
+            gx, gy, gz = sn[0]["grid"]
+            g = roofcalc.expected.Kernel(name="gemm", model="gemm", help="", dtype="fp32", m=c["m"], n=c["n"], k=c["k"])
+            est = roofcalc.expected._gemm_sn(roofcalc.expected.card(hw), g)
+            assert est.grid == gx * gy * gz, (c["m"], c["n"], c["k"], sn[0]["grid"])
+            checked += 1
+    assert checked == 322 + 40 + 45
 
 
 @pytest.mark.parametrize(("name", "few", "ran"), [("fp32-rand1.json", 142, 40), ("fp32-rand2.json", 141, 45)])
@@ -786,6 +805,27 @@ def test_a_calibration_takes_its_registry_parts_power_ratio_and_nothing_else(
         assert card(cal).power_ratio == 1.0
         r = roofcalc.analyze("prefill", cal, model="llama-3.1-8b", batch=4, seq=1024)
         assert any("power_limited_tensor_fraction" in n for n in r.expected_notes)
+
+
+def test_a_calibration_takes_its_registry_parts_gemm_sn_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe does not time gemmSN: a calibration takes the step of the registry part it
+    names, as it stands; a base that is a file name or an unknown part gives none, and then the
+    map's shapes keep the SIMT model and say that gemmSN is not modelled."""
+    from roofcalc.expected import card
+    from roofcalc.hardware import load_calibration
+
+    cal_path = KERNELS.parent / "probe" / "h200" / "calibration.yaml"
+    text = cal_path.read_text()
+    assert "gemm_sn_k_step_s" not in text and "\n  base: h200\n" in text
+    assert card(load_calibration(cal_path)).sn_k_step == fig("h200", "gemm_sn_k_step_s")
+    monkeypatch.chdir(tmp_path)
+    for base in ("loop.json", "no-such-part"):
+        own = tmp_path / "loop.json"
+        own.write_text(text.replace("\n  base: h200\n", f"\n  base: {base}\n"))
+        cal = load_calibration(own)
+        assert card(cal).sn_k_step == 0.0
+        g = kernel(roofcalc.analyze("gemm", cal, m=16, n=4096, k=4096, dtype="fp32"), "gemm")
+        assert "not modelled here" in g.reason and not g.reason.startswith("cuBLAS's gemmSN")  # type: ignore[attr-defined]
 
 
 def test_a_host_paced_step_is_limited_by_the_host_whatever_the_gpus_largest_share() -> None:
