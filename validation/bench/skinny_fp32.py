@@ -9,6 +9,7 @@ ops_bench.py miss by up to 5x. This sweep records what runs, shape by shape.
     python validation/bench/skinny_fp32.py --out skinny-fp32.json
     python validation/bench/skinny_fp32.py --grid --reps 10 --out fp32-grid.json    # 1,408 shapes
     python validation/bench/skinny_fp32.py --random 300 --seed 1 --reps 10 --out fp32-rand1.json
+    python validation/bench/skinny_fp32.py --narrow [--tf32] --reps 10 --out fp32-narrow.json  # 1,456 shapes
     # the same cases once each inside NVTX ranges "case", for Nsight Compute:
     ncu --csv --page raw --nvtx --nvtx-include "case/" --clock-control none \\
         --section SpeedOfLight --section Occupancy --section WarpStateStats \\
@@ -47,9 +48,18 @@ GRID_N = (256, 512, 1024, 1536, 2048, 2304, 2560, 2816, 3072, 3584, 4096, 4352, 
 GRID_K = (128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 3002)
 
 
+# --narrow: outputs of 64-256 columns, where cuBLAS was seen to run an xmma kernel with hundreds
+# of in-kernel k-slices on one tile (16 x 66 x 706, 16 x 112 x 320: 3-5.6x the model)
+NARROW_M = (8, 16, 24, 32)
+NARROW_N = tuple(range(64, 257, 8)) + (66, 90, 130, 200)
+NARROW_K = (64, 128, 192, 256, 320, 448, 512, 706, 1024, 1500, 2048, 3000, 4096)
+
+
 def shapes(mode: str = "fixed", count: int = 0, seed: int = 1) -> list[tuple[int, int, int]]:
     if mode == "grid":
         return [(m, n, k) for m in GRID_M for n in GRID_N for k in GRID_K]
+    if mode == "narrow":
+        return [(m, n, k) for m in NARROW_M for n in NARROW_N for k in NARROW_K]
     if mode == "random":
         # a hold-out: rows 2-32, widths and depths log-uniform over 256-8192, half of them
         # rounded to multiples of 16, the rest as drawn
@@ -74,13 +84,15 @@ def main() -> int:
     ap.add_argument("--ncu", action="store_true", help="run the NCU cases once each inside NVTX ranges")
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--grid", action="store_true", help="the GRID_M x GRID_N x GRID_K shapes instead of the fixed list")
+    ap.add_argument("--narrow", action="store_true", help="the NARROW_M x NARROW_N x NARROW_K shapes instead")
+    ap.add_argument("--tf32", action="store_true", help="TF32 on (torch.backends.cuda.matmul.allow_tf32)")
     ap.add_argument("--random", type=int, default=0, help="this many random shapes (a hold-out) instead")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
-    mode = "grid" if args.grid else "random" if args.random else "fixed"
+    mode = "grid" if args.grid else "narrow" if args.narrow else "random" if args.random else "fixed"
     dev = torch.device("cuda")
-    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
     if args.ncu:
         for m, n, k in NCU:
             a = torch.randn(m, k, device=dev)
@@ -121,7 +133,7 @@ def main() -> int:
             times.append(s.elapsed_time(e) * 1e-3)
         times.sort()
         records.append({"m": m, "n": n, "k": k, "median_s": times[len(times) // 2], "min_s": times[0],
-                        "kernels": ks})
+                        "kernels": ks, **({"dtype": "tf32"} if args.tf32 else {})})
         if mode == "fixed" or len(records) % 50 == 0:
             benchlib.write_record(args.out, "skinny-fp32", dev, records, t0)
     benchlib.write_record(args.out, "skinny-fp32", dev, records, t0)
