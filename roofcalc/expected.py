@@ -214,6 +214,7 @@ class Card:
     fp32_per_clk: float  # FP32 lanes per SM (FMA results per clock)
     issue_per_clk: float  # warp instructions an SM issues per clock (one per scheduler)
     sn_k_step: float  # cuBLAS gemmSN: seconds per step of k of each block (0: not modelled)
+    serial_split_step: tuple[tuple[str, float], ...]  # cuBLAS serial split-K: seconds per slice, per tile
     # cuBLAS's tiling of F.linear with few rows, as seen on a Hopper part (wgmma); applied where
     # one SM's streaming rate is measured, since its tiles can leave SMs idle
     linear_tiles: bool
@@ -320,6 +321,7 @@ def _card(hw: Hardware) -> Card:
         fp32_per_clk=lanes,
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
         sn_k_step=fig("gemm_sn_k_step_s", False),
+        serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
         boost_hz=boost or clock * 1e6,
         power_ratio=power if power is not None else 1.0,
@@ -632,15 +634,119 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     )
 
 
+# Which FP32 products (TF32 off) cuBLAS runs with an sm80 xmma FFMA kernel whose split-K is in
+# the kernel and serial: products of at most 16 rows and 65-196 columns, deeper than a limit
+# (below it, a gemv kernel) and not deeper than a limit that falls as the width grows, read off
+# the 1,508 shapes of validation/expected/h100/kernels/fp32-choice/fp32-narrow.json (rows 8,
+# 16, 24, 32; widths 64-256; depths 64-4096; the same cuBLAS). Measured at 8 and 16 rows: the
+# limits are kept for rows up to 8 and 9-16, per measured width (GEMM_SERIAL_SPLIT_WIDTHS), as
+# the geometric means of the depths either side of the run (tests/test_expected.py derives them
+# again); a width between takes the nearest measured one's, as GEMM_SN_K_LIMIT does.
+GEMM_SERIAL_SPLIT_WIDTHS = (
+    64,
+    66,
+    72,
+    80,
+    88,
+    90,
+    96,
+    104,
+    112,
+    120,
+    128,
+    130,
+    136,
+    144,
+    152,
+    160,
+    168,
+    176,
+    184,
+    192,
+    200,
+)
+GEMM_SERIAL_SPLIT_K_MIN = 91  # k of 64 ran a gemv kernel, 128 this one
+GEMM_SERIAL_SPLIT_K_LIMIT: dict[int, tuple[int, ...]] = {
+    8: (
+        0,
+        3505,
+        3505,
+        3505,
+        2479,
+        2479,
+        2479,
+        2479,
+        2479,
+        2479,
+        1753,
+        1753,
+        1753,
+        1753,
+        1753,
+        1753,
+        1753,
+        1239,
+        1239,
+        1239,
+        0,
+    ),
+    16: (0, 1753, 1753, 1753, 1239, 1239, 1239, 1239, 1239, 1239, 850, 850, 850, 850, 850, 850, 850, 850, 850, 601, 0),
+}
+# the kernel's tiles and slices, by width (the launched grids: [1, ceil(n / 32), 176] up to 90
+# columns, [1, ceil(n / 128), 264] from 96)
+SERIAL_SPLIT_VARIANTS = ((90, "32x32", 32, 176), (192, "32x128", 128, 264))
+
+
+def cublas_runs_serial_split(m: int, n: int, k: int) -> bool:
+    """Whether cuBLAS runs its serial in-kernel split-K FP32 kernel for this product (the
+    measured map GEMM_SERIAL_SPLIT_K_LIMIT; outside it, no)."""
+    if not 2 <= m <= 16 or not 64 <= n <= 200 or k < GEMM_SERIAL_SPLIT_K_MIN:
+        return False
+    nearest = min(range(len(GEMM_SERIAL_SPLIT_WIDTHS)), key=lambda i: abs(math.log(GEMM_SERIAL_SPLIT_WIDTHS[i] / n)))
+    return k <= GEMM_SERIAL_SPLIT_K_LIMIT[8 if m <= 8 else 16][nearest]
+
+
+def _gemm_serial_split(c: Card, k: Kernel) -> KernelEstimate | None:
+    """The serial split-K kernel: its slices add into each output tile one after another, a step
+    each (gemm_serial_split_step_s of its tile shape), the tiles side by side; k only sets how
+    little each slice computes. None where the part has no step for this tile shape."""
+    nearest = min(GEMM_SERIAL_SPLIT_WIDTHS, key=lambda w: abs(math.log(w / k.n)))
+    _, tile, cols, slices = next(v for v in SERIAL_SPLIT_VARIANTS if nearest <= v[0])
+    step = dict(c.serial_split_step).get(tile)
+    if not step:
+        return None
+    extra = dict(c.gemm_floor_extra).get("simt", 0.0)
+    floor = c.gemm_floor + extra
+    tiles = math.ceil(k.n / cols)
+    return KernelEstimate(
+        name=k.name,
+        model="gemm",
+        seconds=floor + slices * step,
+        grid=tiles * slices,
+        blocks_per_sm=None,
+        waves=tiles * slices / c.sms,
+        bound="latency",
+        reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (at most 16 rows, 65-196 columns, where "
+        f"the map measured on an H100 with torch 2.11 names it): {tiles} tile(s) of {tile}, each summing "
+        f"{slices} slices of k one after another at {step * 1e9:.0f} ns a step, whatever k; "
+        f"{floor * 1e6:.1f} us fixed per kernel"
+        + (f" ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)" if extra else ""),
+    )
+
+
 def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool = False) -> list[KernelEstimate]:
     """A library GEMM: the tile shape with the least modelled time (a library's heuristic picks
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel.
     sustained: part of a step timed back to back, where tensor-core GEMMs run at the board's
     power-limited rate (Card.power_ratio)."""
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
-    sn = k.dtype == "fp32" and k.batch == 1 and not k.linear and cublas_runs_gemm_sn(k.m, k.n, k.k)
+    plain = k.dtype == "fp32" and k.batch == 1 and not k.linear  # torch.matmul, as the maps were measured
+    sn = plain and cublas_runs_gemm_sn(k.m, k.n, k.k)
     if sn and c.sn_k_step:
         return [_gemm_sn(c, k)]
+    serial = plain and cublas_runs_serial_split(k.m, k.n, k.k)
+    if serial and (est := _gemm_serial_split(c, k)) is not None:
+        return [est]
     gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
     # counts below are times and rates, in floating point (a Fraction would carry the whole
@@ -757,6 +863,11 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         why += (
             "; on an H100 cuBLAS runs gemmSN for this shape, up to twice as slow at a deep k; "
             "not modelled here: no expected.gemm_sn_k_step_s"
+        )
+    if serial:  # the map names the serial split-K kernel, but this part has no step for it
+        why += (
+            "; on an H100 cuBLAS runs a serial split-K kernel for this shape (27-52 us whatever k); "
+            "not modelled here: no expected.gemm_serial_split_step_s"
         )
     why += f"; {rate * power / 1e12:,.0f} TFLOP/s achievable"
     if power < 1:

@@ -23,6 +23,8 @@ from .specfile import parse_yaml, read_text, validate
 FigureKind = Literal["datasheet", "measured", "estimate", "derived", "documented"]
 # cuBLAS's GEMM paths other than its Hopper TMA kernels, as the expected-time model names them
 GEMM_PATHS = ("simt", "tf32", "unaligned", "word")
+# the tile shapes (rows x columns) of cuBLAS's FP32 kernels with an in-kernel serial split-K
+SERIAL_SPLIT_TILES = ("32x32", "32x128")
 
 
 class _Strict(BaseModel):
@@ -411,6 +413,11 @@ class Expected(_Strict):
     # blocks beside it on an SM (validation/bench/skinny_fp32.py --grid: the times of the shapes
     # that ran it, against k)
     gemm_sn_k_step_s: PositiveFigure | None = None
+    # cuBLAS's FP32 xmma kernel with an in-kernel serial split-K (products of at most 16 rows and
+    # 65-196 columns): its 176 or 264 slices add into each output tile one after another, one
+    # step each, whatever k; per tile shape of the kernel (32x32, 32x128), the seconds per step
+    # (validation/bench/skinny_fp32.py --narrow: the profiled kernel time over its slices)
+    gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
     # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
     # every line is dirty; each one an op's reads evict is written back first: its cost as a
     # fraction of reading a line (probe: a sum after a writing flush vs after a reading one)
@@ -449,6 +456,11 @@ class Expected(_Strict):
     @classmethod
     def _paths(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         return _keys_among(v, GEMM_PATHS, "GEMM path")
+
+    @field_validator("gemm_serial_split_step_s")
+    @classmethod
+    def _split_tiles(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
+        return _keys_among(v, SERIAL_SPLIT_TILES, "serial split-K tile")
 
     @field_validator("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction")
     @classmethod
@@ -618,31 +630,39 @@ def load_calibration(path: str | Path, base: str | None = None) -> Hardware:
         raise InputError(f"{path}: not a calibration file (no 'calibration:' section)")
     if base and load_hardware(base).id != cal.calibration.base:
         raise InputError(f"{path}: calibrates {cal.calibration.base}, not {base}")
-    return _with_base_sn_figure(_with_base_power_figure(cal))
+    return _with_base_cublas_figures(_with_base_power_figure(cal))
 
 
-def _with_base_sn_figure(cal: Hardware) -> Hardware:
-    """A calibration without expected.gemm_sn_k_step_s (the probe does not time cuBLAS's
-    gemmSN: a benchmark's sweep does) takes its registry part's, as it stands. Only a registry
-    part: a base that names a file, is unknown, or lacks the figure leaves the calibration."""
+def _with_base_cublas_figures(cal: Hardware) -> Hardware:
+    """A calibration without expected.gemm_sn_k_step_s or gemm_serial_split_step_s (the probe
+    does not time those cuBLAS kernels: a benchmark's sweep does) takes its registry part's, as
+    they stand. Only a registry part: a base that names a file, is unknown, or lacks the figures
+    leaves the calibration as it is."""
     from .registry import is_path
 
     assert cal.calibration is not None
     base = cal.calibration.base
-    if cal.expected.gemm_sn_k_step_s is not None or is_path(base):
+    e = cal.expected
+    if (e.gemm_sn_k_step_s is not None and e.gemm_serial_split_step_s) or is_path(base):
         return cal
     try:
         part = load_hardware(base)
     except RoofcalcError:
         return cal
-    fig = part.expected.gemm_sn_k_step_s
-    if fig is None:
+    update: dict[str, object] = {}
+    taken: list[PositiveFigure] = []
+    if e.gemm_sn_k_step_s is None and part.expected.gemm_sn_k_step_s is not None:
+        update["gemm_sn_k_step_s"] = part.expected.gemm_sn_k_step_s
+        taken.append(part.expected.gemm_sn_k_step_s)
+    if not e.gemm_serial_split_step_s and part.expected.gemm_serial_split_step_s:
+        update["gemm_serial_split_step_s"] = part.expected.gemm_serial_split_step_s
+        taken.extend(part.expected.gemm_serial_split_step_s.values())
+    if not update:
         return cal
     sources = dict(cal.sources)
-    sources.setdefault(fig.source, part.sources[fig.source])
-    return cal.model_copy(
-        update={"expected": cal.expected.model_copy(update={"gemm_sn_k_step_s": fig}), "sources": sources}
-    )
+    for fig in taken:
+        sources.setdefault(fig.source, part.sources[fig.source])
+    return cal.model_copy(update={"expected": e.model_copy(update=update), "sources": sources})
 
 
 def _with_base_power_figure(cal: Hardware) -> Hardware:

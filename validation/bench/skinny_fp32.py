@@ -60,6 +60,13 @@ def shapes(mode: str = "fixed", count: int = 0, seed: int = 1) -> list[tuple[int
         return [(m, n, k) for m in GRID_M for n in GRID_N for k in GRID_K]
     if mode == "narrow":
         return [(m, n, k) for m in NARROW_M for n in NARROW_N for k in NARROW_K]
+    if mode == "random-narrow":
+        # a hold-out for --narrow: rows 2-20, widths 56-260, depths 64-4096 log-uniform, as drawn
+        import math
+        import random
+
+        rng = random.Random(seed)
+        return [(rng.randint(2, 20), rng.randint(56, 260), int(round(2 ** rng.uniform(6, 12)))) for _ in range(count)]
     if mode == "random":
         # a hold-out: rows 2-32, widths and depths log-uniform over 256-8192, half of them
         # rounded to multiples of 16, the rest as drawn
@@ -87,10 +94,13 @@ def main() -> int:
     ap.add_argument("--narrow", action="store_true", help="the NARROW_M x NARROW_N x NARROW_K shapes instead")
     ap.add_argument("--tf32", action="store_true", help="TF32 on (torch.backends.cuda.matmul.allow_tf32)")
     ap.add_argument("--random", type=int, default=0, help="this many random shapes (a hold-out) instead")
+    ap.add_argument("--random-narrow", action="store_true", help="with --random: draw them as --narrow's hold-out")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
-    mode = "grid" if args.grid else "narrow" if args.narrow else "random" if args.random else "fixed"
+    mode = "grid" if args.grid else "narrow" if args.narrow else "fixed"
+    if args.random:
+        mode = "random-narrow" if args.random_narrow else "random"
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = args.tf32
     if args.ncu:
