@@ -60,6 +60,8 @@ def shapes(mode: str = "fixed", count: int = 0, seed: int = 1) -> list[tuple[int
         return [(m, n, k) for m in GRID_M for n in GRID_N for k in GRID_K]
     if mode == "narrow":
         return [(m, n, k) for m in NARROW_M for n in NARROW_N for k in NARROW_K]
+    if mode == "narrow-rows":  # every row count of 2-16, widths up to 200
+        return [(m, n, k) for m in range(2, 17) for n in NARROW_N if n <= 200 for k in NARROW_K]
     if mode == "random-narrow":
         # a hold-out for --narrow: rows 2-20, widths 56-260, depths 64-4096 log-uniform, as drawn
         import math
@@ -92,13 +94,14 @@ def main() -> int:
     ap.add_argument("--budget-s", type=float, default=200.0)
     ap.add_argument("--grid", action="store_true", help="the GRID_M x GRID_N x GRID_K shapes instead of the fixed list")
     ap.add_argument("--narrow", action="store_true", help="the NARROW_M x NARROW_N x NARROW_K shapes instead")
+    ap.add_argument("--narrow-rows", action="store_true", help="rows 2-16 x NARROW_N up to 200 x NARROW_K instead")
     ap.add_argument("--tf32", action="store_true", help="TF32 on (torch.backends.cuda.matmul.allow_tf32)")
     ap.add_argument("--random", type=int, default=0, help="this many random shapes (a hold-out) instead")
     ap.add_argument("--random-narrow", action="store_true", help="with --random: draw them as --narrow's hold-out")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--reps", type=int, default=30)
     args = ap.parse_args()
-    mode = "grid" if args.grid else "narrow" if args.narrow else "fixed"
+    mode = "grid" if args.grid else "narrow" if args.narrow else "narrow-rows" if args.narrow_rows else "fixed"
     if args.random:
         mode = "random-narrow" if args.random_narrow else "random"
     dev = torch.device("cuda")
