@@ -635,83 +635,44 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
 
 
 # Which FP32 products (TF32 off) cuBLAS runs with an sm80 xmma FFMA kernel whose split-K is in
-# the kernel and serial: products of at most 16 rows and 65-196 columns, deeper than a limit
-# (below it, a gemv kernel) and not deeper than a limit that falls as the width grows, read off
-# the 1,508 shapes of validation/expected/h100/kernels/fp32-choice/fp32-narrow.json (rows 8,
-# 16, 24, 32; widths 64-256; depths 64-4096; the same cuBLAS). Measured at 8 and 16 rows: the
-# limits are kept for rows up to 8 and 9-16, per measured width (GEMM_SERIAL_SPLIT_WIDTHS), as
-# the geometric means of the depths either side of the run (tests/test_expected.py derives them
-# again); a width between takes the nearest measured one's, as GEMM_SN_K_LIMIT does.
-GEMM_SERIAL_SPLIT_WIDTHS = (
-    64,
-    66,
-    72,
-    80,
-    88,
-    90,
-    96,
-    104,
-    112,
-    120,
-    128,
-    130,
-    136,
-    144,
-    152,
-    160,
-    168,
-    176,
-    184,
-    192,
-    200,
-)
-GEMM_SERIAL_SPLIT_K_MIN = 91  # k of 64 ran a gemv kernel, 128 this one
-GEMM_SERIAL_SPLIT_K_LIMIT: dict[int, tuple[int, ...]] = {
-    8: (
-        0,
-        3505,
-        3505,
-        3505,
-        2479,
-        2479,
-        2479,
-        2479,
-        2479,
-        2479,
-        1753,
-        1753,
-        1753,
-        1753,
-        1753,
-        1753,
-        1753,
-        1239,
-        1239,
-        1239,
-        0,
-    ),
-    16: (0, 1753, 1753, 1753, 1239, 1239, 1239, 1239, 1239, 1239, 850, 850, 850, 850, 850, 850, 850, 850, 850, 601, 0),
-}
-# the kernel's tiles and slices, by width (the launched grids: [1, ceil(n / 32), 176] up to 90
-# columns, [1, ceil(n / 128), 264] from 96)
-SERIAL_SPLIT_VARIANTS = ((90, "32x32", 32, 176), (192, "32x128", 128, 264))
+# the kernel and serial: those of 2 to 16 rows, 65-192 columns and a depth past 64 whose work
+# m x n x k is under 2^21, read off 4,290 shapes (every row count 2-16, widths 64-200, depths
+# 64-4096; cuBLAS of torch 2.11+cu130 on an H100) in validation/expected/h100/kernels/
+# fp32-choice/fp32-narrow-rows.json: every shape of those widths with m x n x k up to 2,088,960
+# ran it and none from 2,097,152 did. Up to 90 columns it tiles the output 32 x 32 and cuts k
+# into 176 slices; from 96, 32 x 128 and 264 slices, and only from 7 rows (fewer rows ran the
+# SIMT kernels there), up to 192 (193-195 ran other kernels in fp32-narrow-rand1.json, a
+# hold-out of a first map); between 90 and 96 the boundary is taken half way. k of 64 ran a gemv
+# kernel, 128 this one. tests/test_expected.py reads these bounds off the sweep again.
+SERIAL_SPLIT_MAX_WORK = 2**21
+SERIAL_SPLIT_K_MIN = 91
+# (widest output, rows at least, tile, tile columns, slices)
+SERIAL_SPLIT_VARIANTS = ((93, 2, "32x32", 32, 176), (192, 7, "32x128", 128, 264))
+
+
+def _serial_split_variant(m: int, n: int, k: int) -> tuple[str, int, int] | None:
+    """The tile, its columns and the slices of the serial split-K kernel cuBLAS runs for an FP32
+    product, or None where it runs another kernel."""
+    if not 2 <= m <= 16 or n < 65 or k < SERIAL_SPLIT_K_MIN or m * n * k >= SERIAL_SPLIT_MAX_WORK:
+        return None
+    for widest, rows, tile, cols, slices in SERIAL_SPLIT_VARIANTS:
+        if n <= widest:
+            return (tile, cols, slices) if m >= rows else None
+    return None
 
 
 def cublas_runs_serial_split(m: int, n: int, k: int) -> bool:
-    """Whether cuBLAS runs its serial in-kernel split-K FP32 kernel for this product (the
-    measured map GEMM_SERIAL_SPLIT_K_LIMIT; outside it, no)."""
-    if not 2 <= m <= 16 or not 64 <= n <= 200 or k < GEMM_SERIAL_SPLIT_K_MIN:
-        return False
-    nearest = min(range(len(GEMM_SERIAL_SPLIT_WIDTHS)), key=lambda i: abs(math.log(GEMM_SERIAL_SPLIT_WIDTHS[i] / n)))
-    return k <= GEMM_SERIAL_SPLIT_K_LIMIT[8 if m <= 8 else 16][nearest]
+    """Whether cuBLAS runs its serial in-kernel split-K FP32 kernel for this product."""
+    return _serial_split_variant(m, n, k) is not None
 
 
 def _gemm_serial_split(c: Card, k: Kernel) -> KernelEstimate | None:
     """The serial split-K kernel: its slices add into each output tile one after another, a step
     each (gemm_serial_split_step_s of its tile shape), the tiles side by side; k only sets how
     little each slice computes. None where the part has no step for this tile shape."""
-    nearest = min(GEMM_SERIAL_SPLIT_WIDTHS, key=lambda w: abs(math.log(w / k.n)))
-    _, tile, cols, slices = next(v for v in SERIAL_SPLIT_VARIANTS if nearest <= v[0])
+    variant = _serial_split_variant(k.m, k.n, k.k)
+    assert variant is not None
+    tile, cols, slices = variant
     step = dict(c.serial_split_step).get(tile)
     if not step:
         return None
@@ -726,8 +687,8 @@ def _gemm_serial_split(c: Card, k: Kernel) -> KernelEstimate | None:
         blocks_per_sm=None,
         waves=tiles * slices / c.sms,
         bound="latency",
-        reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (at most 16 rows, 65-196 columns, where "
-        f"the map measured on an H100 with torch 2.11 names it): {tiles} tile(s) of {tile}, each summing "
+        reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-192 columns, m x n x k under "
+        f"2^21: seen on an H100 with torch 2.11): {tiles} tile(s) of {tile}, each summing "
         f"{slices} slices of k one after another at {step * 1e9:.0f} ns a step, whatever k; "
         f"{floor * 1e6:.1f} us fixed per kernel"
         + (f" ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)" if extra else ""),

@@ -413,8 +413,8 @@ class Expected(_Strict):
     # blocks beside it on an SM (validation/bench/skinny_fp32.py --grid: the times of the shapes
     # that ran it, against k)
     gemm_sn_k_step_s: PositiveFigure | None = None
-    # cuBLAS's FP32 xmma kernel with an in-kernel serial split-K (products of at most 16 rows and
-    # 65-196 columns): its 176 or 264 slices add into each output tile one after another, one
+    # cuBLAS's FP32 xmma kernel with an in-kernel serial split-K (products of 2-16 rows, 65-192
+    # columns and m x n x k under 2^21): its 176 or 264 slices add into each output tile one after another, one
     # step each, whatever k; per tile shape of the kernel (32x32, 32x128), the seconds per step
     # (validation/bench/skinny_fp32.py --narrow: the profiled kernel time over its slices)
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
