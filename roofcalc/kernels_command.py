@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .commands.common import FileArg, IntType, SizeType, emit_json, shared
+from .commands.common import CheckedCommand, FileArg, IntType, SizeType, emit_json, shared
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .kernelfiles import KernelResult, KernelsReport
 
 
-@click.command("kernels", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("kernels", cls=CheckedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("file", type=FileArg())
 @click.option(
     "--kernel",

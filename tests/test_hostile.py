@@ -788,3 +788,22 @@ def test_linear_is_refused_on_a_kernel_that_is_no_gemm(tmp_path: Path) -> None:
     kernels = "kernels:\n  - {name: s, model: stream, linear: true, dram_bytes: n, help: a stream}\n"
     f = _write(tmp_path, "hostile.yaml", _op('"2*n"', extra=kernels))
     refused(invoke("op", f), 2, f, "linear applies to a GEMM")
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "taken"),
+    [
+        (("op", "attention", "--batch", "--json", "--batch", "1"), "--batch", "--json"),
+        (("op", "gemm", "--m", "16", "--hw", "--json"), "--hw", "--json"),
+        (("occupancy", "--regs", "--smem", "4k"), "--regs", "--smem"),
+        (("validate", "x.json", "--hw", "--all"), "--hw", "--all"),
+    ],
+)
+def test_an_option_given_another_option_as_its_value_is_a_usage_error(
+    args: tuple[str, ...], option: str, taken: str
+) -> None:
+    """The fuzz test found 'op attention --batch --json --batch 1' answering with a table: click
+    took '--json' as the first batch, which the second replaced, so --json was dropped unheeded."""
+    refused(invoke(*args), 2, f"{option} needs a value, not the option {taken}")
+    # a negative number is a value, checked as such
+    refused(invoke("op", "gemm", "--m", "-1"), 2, "--m")

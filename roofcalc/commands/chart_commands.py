@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .common import FileArg, finish_view, shared
+from .common import CheckedCommand, FileArg, finish_view, shared
 
 
-@click.command("roofline")
+@click.command("roofline", cls=CheckedCommand)
 @shared("hw_list")
 @click.option(
     "--op",

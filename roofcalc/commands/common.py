@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -140,6 +141,25 @@ SHARED: dict[str, tuple[list[str], dict[str, Any]]] = {
     ),
     "json": (["--json", "as_json"], {"is_flag": True, "help": "print JSON on stdout (and nothing else)"}),
 }
+
+
+class CheckedCommand(click.Command):
+    """A command whose options that take a value refuse one of its own option names as that
+    value: ``--batch --json`` is a missing value, not a batch called '--json' (which a later
+    ``--batch 1`` would silently replace, leaving --json unheeded)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        names: set[str] = set()
+        valued: set[str] = set()
+        for p in self.get_params(ctx):
+            if isinstance(p, click.Option):
+                names.update(p.opts + p.secondary_opts)
+                if not p.is_flag and not p.count:
+                    valued.update(p.opts)
+        for opt, value in itertools.pairwise(args):
+            if opt in valued and value.split("=", 1)[0] in names:
+                raise click.UsageError(f"{opt} needs a value, not the option {value.split('=', 1)[0]}", ctx)
+        return super().parse_args(ctx, args)
 
 
 def shared_option(key: str) -> click.Option:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..output import SCHEMA_VERSION
-from .common import emit_json, shared
+from .common import CheckedCommand, emit_json, shared
 
 
 @click.group("hw")
@@ -19,7 +19,7 @@ def hw_group() -> None:
     """
 
 
-@hw_group.command("list")
+@hw_group.command("list", cls=CheckedCommand)
 @shared("json")
 def hw_list_cmd(as_json: bool) -> None:
     """List the built-in hardware.
@@ -39,7 +39,7 @@ def hw_list_cmd(as_json: bool) -> None:
     hw_list(console(), hws)
 
 
-@hw_group.command("show")
+@hw_group.command("show", cls=CheckedCommand)
 @click.argument("name", required=False)
 @shared("hw_file", "calibration", "json")
 def hw_show_cmd(name: str | None, hw_file: str | None, calibration: str | None, as_json: bool) -> None:
@@ -71,7 +71,7 @@ def model_group() -> None:
     """
 
 
-@model_group.command("list")
+@model_group.command("list", cls=CheckedCommand)
 @shared("json")
 def model_list_cmd(as_json: bool) -> None:
     """List the model presets with their dimensions and sources.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .common import FileArg, InputClickError, IntType, SizeType, emit_json, shared
+from .common import CheckedCommand, FileArg, InputClickError, IntType, SizeType, emit_json, shared
 
 
-@click.command("occupancy")
+@click.command("occupancy", cls=CheckedCommand)
 @shared("hw", "hw_file")
 @click.option(
     "--threads", type=IntType(), default=None, help="threads per block (omit for a table over every block size)"

@@ -12,6 +12,7 @@ import click
 
 from ..opdefs import OpDef
 from .common import (
+    CheckedCommand,
     FileArg,
     InputClickError,
     IntType,
@@ -175,7 +176,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
         params.append(
             click.Option(["--breakdown"], is_flag=True, help="one row per layer kind: FLOPs, bytes, intensity, bound")
         )
-    return click.Command(
+    return CheckedCommand(
         opdef.name, params=params, callback=callback, help=_doc(opdef, opdef.example), context_settings=CONTEXT
     )
 
@@ -208,7 +209,7 @@ def build_compare_command(opdef: OpDef) -> click.Command:
         compare_table(console(), results, errors)
 
     params = param_options(opdef, IntType()) + _multi_hw_options()
-    return click.Command(
+    return CheckedCommand(
         opdef.name,
         params=params,
         callback=callback,
@@ -271,7 +272,7 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
             ),
         ]
     )
-    return click.Command(
+    return CheckedCommand(
         opdef.name, params=params, callback=callback, help=_doc(opdef, _sweep_example(opdef)), context_settings=CONTEXT
     )
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .common import FileArg, emit_json, shared
+from .common import CheckedCommand, FileArg, emit_json, shared
 
 
-@click.command("validate")
+@click.command("validate", cls=CheckedCommand)
 @click.argument("measurements", type=FileArg())
 @shared("hw", "calibration", "json")
 @click.option("--all", "show_all", is_flag=True, help="list every case, not only the worst five")

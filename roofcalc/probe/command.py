@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ..commands.common import FileArg
+from ..commands.common import CheckedCommand, FileArg
 
 
 class _InputClickError(click.ClickException):
@@ -31,7 +31,7 @@ def _command_line() -> str:
     return " ".join(["roofcalc", "probe", *(shlex.quote(a) for a in args)])
 
 
-@click.command("probe", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("probe", cls=CheckedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--quick", is_flag=True, help="ceilings and floors only (about 30 s once the probe is built)")
 @click.option(
     "--hw",
