@@ -602,6 +602,14 @@ def cublas_runs_gemm_sn(m: int, n: int, k: int) -> bool:
     return k <= GEMM_SN_K_LIMIT[band][nearest]
 
 
+def _fixed_cost(floor: float, extra: float) -> str:
+    """A GEMM kernel's fixed cost as its reasons state it, with the pre-Hopper part if any (both
+    to the same precision, so that the part never reads larger than the whole)."""
+    if extra:
+        return f"{floor * 1e6:.2f} us fixed per kernel ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)"
+    return f"{floor * 1e6:.1f} us fixed per kernel"
+
+
 def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     """cuBLAS's gemmSN: every block walks the whole k, a step every gemm_sn_k_step_s, and all its
     blocks are resident at once (on the sweep's shapes the time hardly moved from 16 blocks to
@@ -615,13 +623,11 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     blocks = math.ceil(k.n / SN_BLOCK_COLS) * block_rows
     why = (
         f"cuBLAS's gemmSN (FP32 of 2-16 rows where the map measured on an H100 with torch 2.11 names it): "
-        f"{blocks:,} blocks, all resident, each walking k = {k.k:,} one step every {c.sn_k_step * 1e9:.1f} ns"
+        f"{blocks:,} blocks, all resident, each walking k = {k.k:,} one step every {c.sn_k_step * 1e9:.2f} ns"
     )
     if stream > walk:
         why += f"; streaming its {(k.m * k.k + k.k * k.n + k.m * k.n) * 4 / 1e6:,.1f} MB takes longer"
-    why += f"; {floor * 1e6:.1f} us fixed per kernel" + (
-        f" ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)" if extra else ""
-    )
+    why += "; " + _fixed_cost(floor, extra)
     return KernelEstimate(
         name=k.name,
         model="gemm",
@@ -691,9 +697,8 @@ def _gemm_serial_split(c: Card, k: Kernel) -> KernelEstimate | None:
         bound="latency",
         reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-192 columns, m x n x k under "
         f"2^21: seen on an H100 with torch 2.11): {tiles} tile(s) of {tile}, each summing "
-        f"{slices} slices of k one after another at {step * 1e9:.0f} ns a step, whatever k; "
-        f"{floor * 1e6:.1f} us fixed per kernel"
-        + (f" ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)" if extra else ""),
+        f"{slices} slices of k one after another at {step * 1e9:.1f} ns a step, whatever k; "
+        + _fixed_cost(floor, extra),
     )
 
 
@@ -835,10 +840,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     why += f"; {rate * power / 1e12:,.0f} TFLOP/s achievable"
     if power < 1:
         why += f" (at the power limit, in a loop: {power:.2f} of a short run's)"
-    if extra:
-        why += f"; {floor * 1e6:.1f} us fixed per kernel ({extra * 1e6:.2f} us of it for a pre-Hopper kernel)"
-    elif floor:
-        why += f"; {floor * 1e6:.1f} us fixed per kernel"
+    if floor:
+        why += "; " + _fixed_cost(floor, extra)
     out = [
         KernelEstimate(
             name=k.name,

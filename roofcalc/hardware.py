@@ -609,7 +609,7 @@ def _load_builtin(stem: str) -> Hardware:
 def load_hardware_file(path: str | Path) -> Hardware:
     """Load a user's hardware YAML file."""
     p = Path(path)
-    return _hardware_from_text(read_text(p, what="hardware file"), str(p), p.stem.lower())
+    return _completed(_hardware_from_text(read_text(p, what="hardware file"), str(p), p.stem.lower()))
 
 
 @functools.lru_cache(maxsize=32)
@@ -624,82 +624,96 @@ def _hardware_from_text(text: str, label: str, stem: str) -> Hardware:
 
 
 def load_calibration(path: str | Path, base: str | None = None) -> Hardware:
-    """A file written by 'roofcalc probe --save-calibration'; checked against ``base`` if given."""
+    """A file written by 'roofcalc probe --save-calibration'; checked against ``base`` if given
+    (a registry name or alias on either side)."""
     cal = load_hardware_file(path)
     if cal.calibration is None:
         raise InputError(f"{path}: not a calibration file (no 'calibration:' section)")
-    if base and load_hardware(base).id != cal.calibration.base:
-        raise InputError(f"{path}: calibrates {cal.calibration.base}, not {base}")
-    return _with_base_cublas_figures(_with_base_power_figure(cal))
+    if base:
+        want = load_hardware(base).id
+        part = _base_part(cal)
+        if (part.id if part is not None else cal.calibration.base) != want:
+            raise InputError(f"{path}: calibrates {cal.calibration.base}, not {base}")
+    return cal
 
 
-def _with_base_cublas_figures(cal: Hardware) -> Hardware:
-    """A calibration without expected.gemm_sn_k_step_s or gemm_serial_split_step_s (the probe
-    does not time those cuBLAS kernels: a benchmark's sweep does) takes its registry part's, as
-    they stand. Only a registry part: a base that names a file, is unknown, or lacks the figures
-    leaves the calibration as it is."""
+def _base_part(cal: Hardware) -> Hardware | None:
+    """The registry part a calibration names, or None (a path, or not in the registry)."""
     from .registry import is_path
 
     assert cal.calibration is not None
-    base = cal.calibration.base
-    e = cal.expected
-    if (e.gemm_sn_k_step_s is not None and e.gemm_serial_split_step_s) or is_path(base):
-        return cal
+    if is_path(cal.calibration.base):
+        return None
     try:
-        part = load_hardware(base)
+        return load_hardware(cal.calibration.base)
     except RoofcalcError:
+        return None
+
+
+def _completed(cal: Hardware) -> Hardware:
+    """A calibration file, however it is named (--calibration, --hw, --hw-file), with the figures
+    the probe does not measure taken from its registry part: the power-limited rate (as a ratio)
+    and the cuBLAS kernels' steps (as they stand). A base outside the registry leaves it as it is."""
+    if cal.calibration is None:
         return cal
-    update: dict[str, object] = {}
-    taken: list[PositiveFigure] = []
-    if e.gemm_sn_k_step_s is None and part.expected.gemm_sn_k_step_s is not None:
-        update["gemm_sn_k_step_s"] = part.expected.gemm_sn_k_step_s
-        taken.append(part.expected.gemm_sn_k_step_s)
-    if not e.gemm_serial_split_step_s and part.expected.gemm_serial_split_step_s:
-        update["gemm_serial_split_step_s"] = part.expected.gemm_serial_split_step_s
-        taken.extend(part.expected.gemm_serial_split_step_s.values())
-    if not update:
+    part = _base_part(cal)
+    if part is None:
         return cal
+    return _with_base_cublas_figures(_with_base_power_figure(cal, part), part)
+
+
+def _borrowed(cal: Hardware, part: Hardware, figs: dict[str, Any]) -> Hardware:
+    """``cal`` with these expected figures of ``part`` (name: figure, or a table of them), each
+    citing ``part``'s source; a source of the calibration's under the same name and another title
+    keeps its name, and the borrowed one is renamed after the part."""
     sources = dict(cal.sources)
-    for fig in taken:
-        sources.setdefault(fig.source, part.sources[fig.source])
-    return cal.model_copy(update={"expected": e.model_copy(update=update), "sources": sources})
+
+    def carry(fig: PositiveFigure) -> PositiveFigure:
+        key, src = fig.source, part.sources[fig.source]
+        if key in sources and sources[key] != src:
+            key = f"{fig.source}-{part.id}"
+        sources[key] = src
+        return fig if key == fig.source else fig.model_copy(update={"source": key})
+
+    update = {
+        name: {k: carry(f) for k, f in fig.items()} if isinstance(fig, dict) else carry(fig)
+        for name, fig in figs.items()
+    }
+    return cal.model_copy(update={"expected": cal.expected.model_copy(update=update), "sources": sources})
 
 
-def _with_base_power_figure(cal: Hardware) -> Hardware:
+def _with_base_cublas_figures(cal: Hardware, part: Hardware) -> Hardware:
+    """A calibration without expected.gemm_sn_k_step_s or gemm_serial_split_step_s (the probe
+    does not time those cuBLAS kernels: a benchmark's sweep does) takes its part's, as they stand."""
+    e, pe = cal.expected, part.expected
+    figs: dict[str, Any] = {}
+    if e.gemm_sn_k_step_s is None and pe.gemm_sn_k_step_s is not None:
+        figs["gemm_sn_k_step_s"] = pe.gemm_sn_k_step_s
+    if not e.gemm_serial_split_step_s and pe.gemm_serial_split_step_s:
+        figs["gemm_serial_split_step_s"] = pe.gemm_serial_split_step_s
+    return _borrowed(cal, part, figs) if figs else cal
+
+
+def _with_base_power_figure(cal: Hardware, part: Hardware) -> Hardware:
     """A calibration without expected.power_limited_tensor_fraction (the probe does not measure
-    it: it takes seconds at full power) takes its registry part's ratio of that figure to
-    tensor_fraction.bf16, applied to its own bf16 fraction. Only a registry part: a base that
-    names a file, is unknown, or lacks either figure leaves the calibration as it is."""
-    from .registry import is_path
-
-    e = cal.expected
-    assert cal.calibration is not None
-    base = cal.calibration.base
-    if e.power_limited_tensor_fraction is not None or is_path(base):
-        return cal
-    try:
-        part = load_hardware(base)
-    except RoofcalcError:
-        return cal
+    it: it takes seconds at full power) takes its part's ratio of that figure to
+    tensor_fraction.bf16, applied to its own bf16 fraction; a part that lacks either figure, or
+    a calibration without its own bf16 fraction, leaves it as it is."""
     plf, tf_part, tf_own = (
         part.expected.power_limited_tensor_fraction,
         bf16_tensor_fraction(part),
         bf16_tensor_fraction(cal),
     )
-    if plf is None or tf_part is None or tf_own is None:
+    if cal.expected.power_limited_tensor_fraction is not None or plf is None or tf_part is None or tf_own is None:
         return cal
     ratio = float(plf.value) / tf_part
     fig = PositiveFigure(
         value=min(tf_own, tf_own * float(plf.value) / tf_part),
         source=plf.source,
         kind="derived",
-        note=f"{base}'s power-limited / short-run ratio ({ratio:.3f}) x this file's bf16 tensor_fraction",
+        note=f"{part.id}'s power-limited / short-run ratio ({ratio:.3f}) x this file's bf16 tensor_fraction",
     )
-    sources = dict(cal.sources)
-    sources.setdefault(plf.source, part.sources[plf.source])
-    return cal.model_copy(
-        update={"expected": e.model_copy(update={"power_limited_tensor_fraction": fig}), "sources": sources}
-    )
+    return _borrowed(cal, part, {"power_limited_tensor_fraction": fig})
 
 
 def bf16_tensor_fraction(hw: Hardware) -> float | None:

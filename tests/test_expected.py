@@ -902,6 +902,31 @@ def test_a_calibration_takes_its_registry_parts_gemm_sn_step(tmp_path: Path, mon
         assert "not modelled here" in g.reason and not g.reason.startswith("cuBLAS's gemmSN")  # type: ignore[attr-defined]
 
 
+def test_a_calibration_is_completed_the_same_by_every_route(tmp_path: Path) -> None:
+    """A hostile tester's findings: the registry part's figures were borrowed only under
+    --calibration (the same file by --hw-file or --hw kept the SIMT model), a base named by its
+    alias was refused against --hw h100, and a borrowed figure could cite a source of the
+    calibration's own that shared its name."""
+    from roofcalc.hardware import load_calibration
+
+    cal_path = KERNELS.parent / "probe" / "h100" / "calibration.yaml"
+    text = cal_path.read_text()
+    want = roofcalc.analyze("gemm", load_calibration(cal_path), m=16, n=4096, k=4096, dtype="fp32").expected_s
+    for hw in (load_hardware(cal_path), load_hardware(str(cal_path))):
+        assert roofcalc.analyze("gemm", hw, m=16, n=4096, k=4096, dtype="fp32").expected_s == want
+    alias = tmp_path / "alias.yaml"
+    alias.write_text(text.replace("\n  base: h100\n", "\n  base: h100-sxm\n"))
+    assert load_calibration(alias, "h100").expected.gemm_sn_k_step_s is not None
+    clash = tmp_path / "clash.yaml"
+    assert "\nsources:\n" in text
+    clash.write_text(text.replace("\nsources:\n", "\nsources:\n  bench-fp32-choice: {title: 'my own notes'}\n", 1))
+    cal = load_calibration(clash)
+    step = cal.expected.gemm_sn_k_step_s
+    assert step is not None and step.source == "bench-fp32-choice-h100"
+    assert cal.sources["bench-fp32-choice"].title == "my own notes"
+    assert cal.sources["bench-fp32-choice-h100"] == load_hardware("h100").sources["bench-fp32-choice"]
+
+
 def test_a_host_paced_step_is_limited_by_the_host_whatever_the_gpus_largest_share() -> None:
     """70B decode at TP=2 without graphs: the GPU's largest share is memory, but the step is the
     host's issue time, so the limiter is the host (review finding: it said 'memory')."""
