@@ -335,7 +335,7 @@ def _card(hw: Hardware) -> Card:
 def _power_ratio(hw: Hardware) -> float | None:
     """power_limited_tensor_fraction over tensor_fraction.bf16 (fp16 where bf16 is not given);
     None where the file lacks either (the model then keeps the short-run rate). A calibration
-    takes its part's ratio when it is loaded (hardware.load_calibration)."""
+    file takes its part's ratio whenever it is loaded, by any route (hardware._completed)."""
     plf, tf = hw.expected.power_limited_tensor_fraction, bf16_tensor_fraction(hw)
     if plf is None or tf is None:
         return None
@@ -648,14 +648,14 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
 # ran it and none from 2,097,152 did. Up to 90 columns it tiles the output 32 x 32 and cuts k
 # into 176 slices; from 96, 32 x 128 and 264 slices, and only from 7 rows (fewer rows ran the
 # SIMT kernels there), up to 192 (193-195 ran other kernels in fp32-narrow-rand1.json, a
-# hold-out of a first map); between 90 and 96 the boundary is taken half way, and so between the
-# depths 91 and 99 (the grid has 64, another kernel, and 128, this one; in the second hold-out,
+# hold-out of a first map). Between 94 (32 x 32 in the second hold-out, fp32-narrow-rand2.json)
+# and 96 the tile's boundary is taken half way, and so the least depth between 91 and 99 (the grid has 64, another kernel, and 128, this one; in the second hold-out,
 # fp32-narrow-rand2.json, 3 x 79 x 91 ran another kernel and 99-107 ran this one).
 # tests/test_expected.py reads these bounds off the sweep again.
 SERIAL_SPLIT_MAX_WORK = 2**21
 SERIAL_SPLIT_K_MIN = 95
 # (widest output, rows at least, tile, tile columns, slices)
-SERIAL_SPLIT_VARIANTS = ((93, 2, "32x32", 32, 176), (192, 7, "32x128", 128, 264))
+SERIAL_SPLIT_VARIANTS = ((95, 2, "32x32", 32, 176), (192, 7, "32x128", 128, 264))
 
 
 def _serial_split_variant(m: int, n: int, k: int) -> tuple[str, int, int] | None:
@@ -674,12 +674,11 @@ def cublas_runs_serial_split(m: int, n: int, k: int) -> bool:
     return _serial_split_variant(m, n, k) is not None
 
 
-def _gemm_serial_split(c: Card, k: Kernel) -> KernelEstimate | None:
-    """The serial split-K kernel: its slices add into each output tile one after another, a step
-    each (gemm_serial_split_step_s of its tile shape), the tiles side by side; k only sets how
-    little each slice computes. None where the part has no step for this tile shape."""
-    variant = _serial_split_variant(k.m, k.n, k.k)
-    assert variant is not None
+def _gemm_serial_split(c: Card, k: Kernel, variant: tuple[str, int, int]) -> KernelEstimate | None:
+    """The serial split-K kernel (tile, tile columns, slices): its slices add into each output
+    tile one after another, a step each (gemm_serial_split_step_s of its tile shape, the kernel's
+    time less its fixed cost over its slices), the tiles side by side; k only sets how little
+    each slice computes. None where the part has no step for this tile shape."""
     tile, cols, slices = variant
     step = dict(c.serial_split_step).get(tile)
     if not step:
@@ -695,8 +694,8 @@ def _gemm_serial_split(c: Card, k: Kernel) -> KernelEstimate | None:
         blocks_per_sm=None,
         waves=tiles * slices / c.sms,
         bound="latency",
-        reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-192 columns, m x n x k under "
-        f"2^21: seen on an H100 with torch 2.11): {tiles} tile(s) of {tile}, each summing "
+        reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-95 columns or 96-192 from 7 "
+        f"rows, k from 95, m x n x k under 2^21: seen on an H100 with torch 2.11): {tiles} tile(s) of {tile}, each summing "
         f"{slices} slices of k one after another at {step * 1e9:.1f} ns a step, whatever k; "
         + _fixed_cost(floor, extra),
     )
@@ -712,8 +711,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     sn = plain and cublas_runs_gemm_sn(k.m, k.n, k.k)
     if sn and c.sn_k_step:
         return [_gemm_sn(c, k)]
-    serial = plain and cublas_runs_serial_split(k.m, k.n, k.k)
-    if serial and (est := _gemm_serial_split(c, k)) is not None:
+    serial = _serial_split_variant(k.m, k.n, k.k) if plain else None
+    if serial is not None and (est := _gemm_serial_split(c, k, serial)) is not None:
         return [est]
     gemv_off = gemv_unaligned(k.m, k.n, k.k, dtype_bytes)
     # the alignments above need the exact size (an fp4 element is a Fraction, 1/2); the byte
@@ -832,7 +831,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
             "; on an H100 cuBLAS runs gemmSN for this shape, up to twice as slow at a deep k; "
             "not modelled here: no expected.gemm_sn_k_step_s"
         )
-    if serial:  # the map names the serial split-K kernel, but this part has no step for it
+    if serial is not None:  # cuBLAS runs the serial split-K kernel here, but this part has no step for it
         why += (
             "; on an H100 cuBLAS runs a serial split-K kernel for this shape (27-52 us whatever k); "
             "not modelled here: no expected.gemm_serial_split_step_s"
@@ -884,14 +883,14 @@ EAGER_STEP_HOST_FACTOR = 2.0
 
 # A torch.compile'd function costs its host more per kernel than an eager op: Inductor's
 # generated Python calls each Triton kernel's launcher or cuBLAS, after the function's entry
-# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on seven machines
+# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on eight machines
 # (roofcalc/probe/torch_ops.py torch_compiled_floor via validation/bench/host_rate.py, in
-# validation/expected/h100/host/run3-run5/ and h100x2/host/, host2/-host4/) a kernel cost
+# validation/expected/h100/host/run3-run5/ and h100x2/host/, host2/-host5/) a kernel cost
 # 1.05-2.10x the same call's hot-loop op (a machine's records averaged) and an entry 5.5-8.7x;
 # where no probe measured a card's compiled figures, they are the medians over the machines,
-# 1.76x and 6.25x its op floor (the host's speed scales both, if not exactly alike).
-COMPILED_KERNEL_OPS = 1.76
-COMPILED_ENTRY_OPS = 6.25
+# 1.73x and 6.39x its op floor (the host's speed scales both, if not exactly alike).
+COMPILED_KERNEL_OPS = 1.73
+COMPILED_ENTRY_OPS = 6.39
 # A compiled step costs its host more than the hot loop of one compiled function, as an eager
 # step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
 # function per region, where an eager layer walks dozens of ops, views and frames. The 13
@@ -913,15 +912,15 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 COLLECTIVES = ("allreduce", "allgather")
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
-# term is the host's issue measured 0.79-2.11x of the model with the card's figures (94 steps
-# on H100 and H200 machines, 45% within their band; the registry reports,
+# term is the host's issue measured 0.70-1.85x of the model with the card's figures (95 steps
+# on H100 and H200 machines, 41% within their band; the registry reports,
 # validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
 # machines of one card, and 0.72-1.64x with the figures of their own host measured in the same
 # call (99 steps, 75% within their band; the -hostrate reports): the rest is the host's speed
 # from one minute to the next, the least stable thing measured here.
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and such steps measured 0.8x to 2.1x of this on different machines "
+    "follows the host's speed, and such steps measured 0.7x to 1.9x of this on different machines "
     "(0.7x to 1.6x with each host's own figures: roofcalc probe --save-calibration); a CUDA graph "
     "(--cuda-graphs) takes the host out"
 )
@@ -930,12 +929,12 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
 # own host's figures (46 steps on three pairs of H100s, 41% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.79-1.84x with the card's (48 steps,
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.69-1.62x with the card's (48 steps,
 # with those of a 2 x H200).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
-    "measured 0.6x to 1.8x of this with each host's own figures (0.8x to 1.8x with the card's); "
+    "measured 0.6x to 1.8x of this with each host's own figures (0.7x to 1.6x with the card's); "
     "a CUDA graph (--cuda-graphs) takes the host out"
 )
 

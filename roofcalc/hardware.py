@@ -663,34 +663,39 @@ def _completed(cal: Hardware) -> Hardware:
 
 
 def _borrowed(cal: Hardware, part: Hardware, figs: dict[str, Any]) -> Hardware:
-    """``cal`` with these expected figures of ``part`` (name: figure, or a table of them), each
-    citing ``part``'s source; a source of the calibration's under the same name and another title
+    """``cal`` with these expected figures of ``part`` (name: figure, or a table of them whose
+    entries join the calibration's own), each citing ``part``'s source; a source of the calibration's under the same name and another title
     keeps its name, and the borrowed one is renamed after the part."""
     sources = dict(cal.sources)
 
     def carry(fig: PositiveFigure) -> PositiveFigure:
-        key, src = fig.source, part.sources[fig.source]
-        if key in sources and sources[key] != src:
-            key = f"{fig.source}-{part.id}"
+        key, src, n = fig.source, part.sources[fig.source], 1
+        while key in sources and sources[key] != src:  # the name is taken by another source
+            key = f"{fig.source}-{part.id}" + (f"-{n}" if n > 1 else "")
+            n += 1
         sources[key] = src
         return fig if key == fig.source else fig.model_copy(update={"source": key})
 
-    update = {
-        name: {k: carry(f) for k, f in fig.items()} if isinstance(fig, dict) else carry(fig)
+    update = {  # a table's entries join the calibration's own
+        name: {**getattr(cal.expected, name), **{k: carry(f) for k, f in fig.items()}}
+        if isinstance(fig, dict)
+        else carry(fig)
         for name, fig in figs.items()
     }
     return cal.model_copy(update={"expected": cal.expected.model_copy(update=update), "sources": sources})
 
 
 def _with_base_cublas_figures(cal: Hardware, part: Hardware) -> Hardware:
-    """A calibration without expected.gemm_sn_k_step_s or gemm_serial_split_step_s (the probe
-    does not time those cuBLAS kernels: a benchmark's sweep does) takes its part's, as they stand."""
+    """A calibration without expected.gemm_sn_k_step_s, or without gemm_serial_split_step_s of a
+    tile shape (the probe does not time those cuBLAS kernels: a benchmark's sweep does), takes its
+    part's, as they stand."""
     e, pe = cal.expected, part.expected
     figs: dict[str, Any] = {}
     if e.gemm_sn_k_step_s is None and pe.gemm_sn_k_step_s is not None:
         figs["gemm_sn_k_step_s"] = pe.gemm_sn_k_step_s
-    if not e.gemm_serial_split_step_s and pe.gemm_serial_split_step_s:
-        figs["gemm_serial_split_step_s"] = pe.gemm_serial_split_step_s
+    missing = {t: f for t, f in pe.gemm_serial_split_step_s.items() if t not in e.gemm_serial_split_step_s}
+    if missing:  # per tile shape: a calibration's own steps stay
+        figs["gemm_serial_split_step_s"] = missing
     return _borrowed(cal, part, figs) if figs else cal
 
 

@@ -9,6 +9,7 @@ import importlib.util
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -273,6 +274,19 @@ def test_gemm_sn_blocks_are_the_grids_cublas_launched() -> None:
     assert checked == 322 + 40 + 45
 
 
+def _hold_out(cases: list[dict], ran: Any, named: str) -> tuple[int, list[float]]:
+    """Of these fp32 sweep cases: how many the model names right (``named`` in the GEMM's reason
+    exactly where ``ran`` says the kernel ran), and measured/expected of those that ran it, sorted."""
+    hw = load_hardware("h100")
+    right, ratios = 0, []
+    for c in cases:
+        r = roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32")
+        right += ran(c) == (named in kernel(r, "gemm").reason)  # type: ignore[attr-defined]
+        if ran(c):
+            ratios.append(c["median_s"] / r.expected_s)
+    return right, sorted(ratios)
+
+
 @pytest.mark.parametrize(("name", "few", "ran"), [("fp32-rand1.json", 142, 40), ("fp32-rand2.json", 141, 45)])
 def test_the_gemm_sn_map_holds_on_its_random_hold_outs(name: str, few: int, ran: int) -> None:
     """Two sets of 300 random shapes (rows 2-32, widths and depths 256-8192 and 128-8192, half of
@@ -280,20 +294,9 @@ def test_the_gemm_sn_map_holds_on_its_random_hold_outs(name: str, few: int, ran:
     grid, rand2 in a later call. Of their products of at most 16 rows the map names gemmSN right
     for 136 of 142 and 132 of 141; those that ran gemmSN are at a median measured/expected of
     1.00 and 0.99, 92% and 82% within [0.8, 1.25]."""
-    hw = load_hardware("h100")
-    cases = json.loads((FP32_CHOICE / name).read_text())["cases"]
-    rows = [c for c in cases if c["m"] <= 16]
-    right = sum(
-        _ran_sn(c)
-        == ("gemmSN" in kernel(roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32"), "gemm").reason)
-        for c in rows
-    )  # type: ignore[attr-defined]
+    rows = [c for c in json.loads((FP32_CHOICE / name).read_text())["cases"] if c["m"] <= 16]
+    right, ratios = _hold_out(rows, _ran_sn, "gemmSN")
     assert len(rows) == few and right >= 0.9 * len(rows)
-    ratios = sorted(
-        c["median_s"] / roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32").expected_s
-        for c in rows
-        if _ran_sn(c)
-    )
     assert len(ratios) == ran
     assert 0.9 <= ratios[len(ratios) // 2] <= 1.1
     assert sum(0.8 <= r <= 1.25 for r in ratios) >= 0.8 * len(ratios)
@@ -304,26 +307,39 @@ def _ran_serial_split(case: dict) -> bool:
 
 
 def test_the_serial_split_k_region_is_the_committed_sweep_read_again() -> None:
-    """fp32-narrow-rows.json (every row count 2-16, widths 64-200, depths 64-4096): within the
-    kernel's widths every product of m x n x k below 2^21 ran the serial split-K kernel and none
-    at or above it; 64 and 200 columns never did, nor 96-192 columns under 7 rows."""
-    from roofcalc.expected import SERIAL_SPLIT_MAX_WORK, cublas_runs_serial_split
+    """fp32-narrow-rows.json (every row count 2-16, widths 64-200, depths 64-4096; 4,290 cases,
+    4,095 shapes: width 200 twice): for 66-90 columns, and 96-192 from 7 rows, at k of 128 and
+    more, every product of m x n x k below 2^21 ran the serial split-K kernel and none at or above
+    it; 64 and 200 columns never did, nor k of 64, nor 96-192 columns under 7 rows. In the four
+    narrow sweeps each kernel that ran has the model's tile, grid and slices."""
+    from roofcalc.expected import SERIAL_SPLIT_MAX_WORK, _serial_split_variant, cublas_runs_serial_split
 
     cases = json.loads((FP32_CHOICE / "fp32-narrow-rows.json").read_text())["cases"]
-    assert len(cases) == 4290
-    ran_work = [c["m"] * c["n"] * c["k"] for c in cases if _ran_serial_split(c)]
+    assert len(cases) == 4290 and len({(c["m"], c["n"], c["k"]) for c in cases}) == 4095
     inside = [c for c in cases if (66 <= c["n"] <= 90 or (96 <= c["n"] <= 192 and c["m"] >= 7)) and c["k"] >= 128]
+    ran_work = [c["m"] * c["n"] * c["k"] for c in inside if _ran_serial_split(c)]
     not_ran_work = [c["m"] * c["n"] * c["k"] for c in inside if not _ran_serial_split(c)]
     assert max(ran_work) < SERIAL_SPLIT_MAX_WORK <= min(not_ran_work)
-    assert not any(_ran_serial_split(c) for c in cases if c["n"] in (64, 200) or c["k"] == 64)
-    assert not any(_ran_serial_split(c) for c in cases if c["n"] >= 96 and c["m"] < 7)
+    assert not any(_ran_serial_split(c) for c in cases if c not in inside)
     assert all(_ran_serial_split(c) == cublas_runs_serial_split(c["m"], c["n"], c["k"]) for c in cases)
+    checked = 0
+    for name in ("fp32-narrow-rows.json", "fp32-narrow.json", "fp32-narrow-rand1.json", "fp32-narrow-rand2.json"):
+        for c in json.loads((FP32_CHOICE / name).read_text())["cases"]:
+            for kern in c["kernels"]:
+                if "ffma" in kern["name"] and kern["grid"][2] >= 100:
+                    tile, cols, slices = _serial_split_variant(c["m"], c["n"], c["k"]) or ("", 1, 0)
+                    rows_, cols_ = tile.split("x") if tile else ("", "")
+                    assert f"tilesize{rows_}x{cols_}x" in kern["name"], (c["m"], c["n"], c["k"], kern["name"][:120])
+                    assert kern["grid"] == [1, math.ceil(c["n"] / cols), slices], (c["m"], c["n"], c["k"])
+                    checked += 1
+    assert checked == 1947 + 324 + 81 + 87
 
 
 def test_the_serial_split_k_kernel_takes_its_slices_in_turn() -> None:
-    # 16 x 112 x 320 fp32: 16 x 112 x 320 = 573,440 < 2^21, 96-192 columns: one 32x128 tile whose
-    # 264 slices add in one after another; k does not matter. The step: the median profiled time
-    # of the sweep's kernels of that tile over 264 (and 32x32's over 176)
+    # 16 x 112 x 320 fp32: 16 x 112 x 320 = 573,440 < 2^21, 96-192 columns, 16 rows: one 32x128
+    # tile whose 264 slices add in one after another; k does not matter. The step: the median
+    # profiled time of the sweep's kernels of that tile, less the fixed cost the model gives every
+    # pre-Hopper GEMM kernel, over 264 (and 32x32's over 176)
     cases = json.loads((FP32_CHOICE / "fp32-narrow-rows.json").read_text())["cases"]
     durations: dict[int, list[float]] = {176: [], 264: []}
     for c in cases:
@@ -331,11 +347,12 @@ def test_the_serial_split_k_kernel_takes_its_slices_in_turn() -> None:
             if "ffma" in k["name"] and k["grid"][2] in durations:
                 durations[k["grid"][2]].append(k["duration_s"])
     steps = load_hardware("h100").expected.gemm_serial_split_step_s
+    fixed = fig("h100", "gemm_kernel_floor_s") + extra("h100", "simt")
     for slices, tile in ((176, "32x32"), (264, "32x128")):
         d = sorted(durations[slices])
-        assert float(steps[tile].value) == pytest.approx(d[len(d) // 2] / slices, rel=0.02)
+        assert float(steps[tile].value) == pytest.approx((d[len(d) // 2] - fixed) / slices, rel=0.001)
     g = kernel(roofcalc.analyze("gemm", "h100", m=16, n=112, k=320, dtype="fp32"), "gemm")
-    want = fig("h100", "gemm_kernel_floor_s") + extra("h100", "simt") + 264 * float(steps["32x128"].value)
+    want = fixed + 264 * float(steps["32x128"].value)
     assert g.seconds == pytest.approx(want, rel=1e-9) and "serial split-K" in g.reason  # type: ignore[attr-defined]
     deeper = kernel(roofcalc.analyze("gemm", "h100", m=16, n=112, k=1100, dtype="fp32"), "gemm")
     assert deeper.seconds == pytest.approx(want, rel=1e-9)  # type: ignore[attr-defined]
@@ -343,33 +360,18 @@ def test_the_serial_split_k_kernel_takes_its_slices_in_turn() -> None:
     assert "serial" not in kernel(roofcalc.analyze("gemm", "h100", m=16, n=112, k=1200, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(
-    ("name", "right", "ran"), [("fp32-narrow-rand1.json", 300, 81), ("fp32-narrow-rand2.json", 299, 87)]
-)
-def test_the_serial_split_k_region_holds_on_its_hold_outs(name: str, right: int, ran: int) -> None:
+@pytest.mark.parametrize(("name", "ran"), [("fp32-narrow-rand1.json", 81), ("fp32-narrow-rand2.json", 87)])
+def test_the_serial_split_k_region_holds_on_its_hold_outs(name: str, ran: int) -> None:
     """Two sets of 300 random shapes (rows 2-20, widths 56-260, depths 64-4096). rand1 was the
     hold-out of a first map by width (measured at 8 and 16 rows: 87% right) and gave the region
-    its upper width; rand2 was read after the rule was committed, and moved its least depth (its
-    one miss, 3 x 79 x 91, against 99-107 that ran it). The products that ran the kernel are at a
-    median 0.96 of the model."""
-    hw = load_hardware("h100")
+    its widest output; rand2 was read after the rule was committed, and moved its least depth (3
+    x 79 x 91 ran another kernel, 99-107 this one) and the tiles' boundary (9 x 94 x 671 ran
+    32x32). All 600 are named right now, and those that ran the kernel are at a median 0.99."""
     cases = json.loads((FP32_CHOICE / name).read_text())["cases"]
-    named = sum(
-        _ran_serial_split(c)
-        == (
-            "serial split-K"
-            in kernel(roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32"), "gemm").reason
-        )
-        for c in cases
-    )  # type: ignore[attr-defined]
-    assert len(cases) == 300 and named >= right
-    ratios = sorted(
-        c["median_s"] / roofcalc.analyze("gemm", hw, m=c["m"], n=c["n"], k=c["k"], dtype="fp32").expected_s
-        for c in cases
-        if _ran_serial_split(c)
-    )
+    right, ratios = _hold_out(cases, _ran_serial_split, "serial split-K")
+    assert len(cases) == 300 and right == 300
     assert len(ratios) == ran
-    assert 0.9 <= ratios[len(ratios) // 2] <= 1.1
+    assert 0.95 <= ratios[len(ratios) // 2] <= 1.05
     assert sum(0.8 <= r <= 1.25 for r in ratios) >= 0.95 * len(ratios)
 
 
@@ -495,9 +497,9 @@ def test_an_eager_step_takes_the_longer_of_the_host_and_the_gpu() -> None:
 def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     """The notes' ranges are what the committed steps whose largest term is the host's issue
     measured against the model, with the card's figures (-registry reports) and with the figures
-    of the host that ran them (-hostrate reports): on one GPU 0.8x to 2.1x and 0.7x to 1.6x;
-    under tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.8x to
-    1.8x and 0.6x to 1.8x."""
+    of the host that ran them (-hostrate reports): on one GPU 0.7x to 1.9x and 0.7x to 1.6x;
+    under tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.7x to
+    1.6x and 0.6x to 1.8x."""
 
     def ratios(kind: str, tp: bool) -> list[float]:
         return [
@@ -508,12 +510,12 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
         ]
 
     card, own = ratios("registry", False), ratios("hostrate", False)
-    assert "0.8x to 2.1x" in HOST_PACED_NOTE and "0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
-    assert len(card) >= 90 and 0.75 <= min(card) < 0.85 and 2.05 < max(card) <= 2.15
+    assert "0.7x to 1.9x" in HOST_PACED_NOTE and "0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
+    assert len(card) >= 90 and 0.65 <= min(card) < 0.75 and 1.8 < max(card) <= 1.9
     assert len(own) >= 90 and 0.65 <= min(own) < 0.75 and 1.55 < max(own) <= 1.65
     card, own = ratios("registry", True), ratios("hostrate", True)
-    assert "0.6x to 1.8x of this with each host's own figures (0.8x to 1.8x with the card's)" in HOST_PACED_TP_NOTE
-    assert len(card) >= 40 and 0.75 <= min(card) < 0.85 and 1.75 < max(card) <= 1.85
+    assert "0.6x to 1.8x of this with each host's own figures (0.7x to 1.6x with the card's)" in HOST_PACED_TP_NOTE
+    assert len(card) >= 40 and 0.65 <= min(card) < 0.75 and 1.55 < max(card) <= 1.65
     assert len(own) >= 40 and 0.55 <= min(own) < 0.65 and 1.75 < max(own) <= 1.85
 
 
@@ -1222,7 +1224,7 @@ def test_compiled_host_figures_are_the_measured_multiples_of_the_op_floor() -> N
         if "torch_compiled" in json.loads(path.read_text()):
             op, k, e = _compiled_fit(path)
             machines.setdefault(path.parent, []).append((k / op, e / op))
-    assert len(machines) == 7
+    assert len(machines) == 8
     per = [tuple(sum(r[i] for r in rs) / len(rs) for i in range(2)) for rs in machines.values()]
     assert pytest.approx(_med([p[0] for p in per]), abs=0.01) == COMPILED_KERNEL_OPS
     assert pytest.approx(_med([p[1] for p in per]), abs=0.01) == COMPILED_ENTRY_OPS

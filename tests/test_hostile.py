@@ -805,5 +805,23 @@ def test_an_option_given_another_option_as_its_value_is_a_usage_error(
     """The fuzz test found 'op attention --batch --json --batch 1' answering with a table: click
     took '--json' as the first batch, which the second replaced, so --json was dropped unheeded."""
     refused(invoke(*args), 2, f"{option} needs a value, not the option {taken}")
-    # a negative number is a value, checked as such
-    refused(invoke("op", "gemm", "--m", "-1"), 2, "--m")
+
+
+def test_values_that_merely_look_like_options_are_still_values() -> None:
+    # a negative number is a value, checked as such; a path that begins with a dash is a path;
+    # after '--' the words are positional; shell completion parses half-typed lines untouched
+    line = refused(invoke("op", "gemm", "--m", "-1"), 2, "--m", "must be at least 1")
+    assert "needs a value" not in line
+    line = refused(invoke("op", "gemm", "--hw-file", "-weird.yaml"), 2)
+    assert "needs a value" not in line
+    res = CliRunner().invoke(
+        cli,
+        [],
+        env={
+            "_ROOFCALC_COMPLETE": "bash_complete",
+            "COMP_WORDS": "roofcalc op gemm --hw --json --d",
+            "COMP_CWORD": "6",
+        },
+    )
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output

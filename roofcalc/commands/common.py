@@ -149,6 +149,8 @@ class CheckedCommand(click.Command):
     ``--batch 1`` would silently replace, leaving --json unheeded)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:  # shell completion parses half-typed lines
+            return super().parse_args(ctx, args)
         names: set[str] = set()
         valued: set[str] = set()
         for p in self.get_params(ctx):
@@ -156,7 +158,8 @@ class CheckedCommand(click.Command):
                 names.update(p.opts + p.secondary_opts)
                 if not p.is_flag and not p.count:
                     valued.update(p.opts)
-        for opt, value in itertools.pairwise(args):
+        options = args[: args.index("--")] if "--" in args else args  # after it, positional words
+        for opt, value in itertools.pairwise(options):
             if opt in valued and value.split("=", 1)[0] in names:
                 raise click.UsageError(f"{opt} needs a value, not the option {value.split('=', 1)[0]}", ctx)
         return super().parse_args(ctx, args)
