@@ -857,13 +857,15 @@ def test_steps_timed_in_a_loop_run_gemms_at_the_power_limited_rate() -> None:
     assert "at the power limit" in kernel(dec, "gate_proj").reason  # type: ignore[attr-defined]
 
 
-def test_a_calibration_takes_its_registry_parts_power_ratio_and_nothing_else(
+def test_a_calibration_takes_its_registry_parts_figures_and_nothing_else(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The probe does not measure the power-limited rate: a calibration takes the ratio of the
-    registry part it names (the committed H200 calibration: its own bf16 short-run rate x the
-    H200 file's ratio). A base that is a file name (which could name the calibration itself)
-    or an unknown part gives no ratio, and the note says the figure is missing; no recursion."""
+    """The probe measures neither the power-limited rate nor cuBLAS's gemmSN step: a calibration
+    takes the ratio of the registry part it names (the committed H200 calibration: its own bf16
+    short-run rate x the H200 file's ratio) and the step as it stands. A base that is a file name
+    (which could name the calibration itself) or an unknown part gives neither: the note says the
+    power figure is missing, the map's gemmSN shapes keep the SIMT model and say gemmSN is not
+    modelled; no recursion."""
     from roofcalc.expected import card
     from roofcalc.hardware import load_calibration
 
@@ -871,35 +873,17 @@ def test_a_calibration_takes_its_registry_parts_power_ratio_and_nothing_else(
     h200 = load_hardware("h200").expected
     ratio = fig("h200", "power_limited_tensor_fraction") / h200.tensor_fraction["bf16"].value
     assert card(load_calibration(cal_path)).power_ratio == pytest.approx(ratio, rel=1e-12)
+    assert card(load_calibration(cal_path)).sn_k_step == fig("h200", "gemm_sn_k_step_s")
     text = cal_path.read_text()
-    assert "\n  base: h200\n" in text
+    assert "\n  base: h200\n" in text and "gemm_sn_k_step_s" not in text
     monkeypatch.chdir(tmp_path)
     for base in ("loop.json", "no-such-part"):
         own = tmp_path / "loop.json"
         own.write_text(text.replace("\n  base: h200\n", f"\n  base: {base}\n"))
         cal = load_calibration(own)
-        assert card(cal).power_ratio == 1.0
+        assert card(cal).power_ratio == 1.0 and card(cal).sn_k_step == 0.0
         r = roofcalc.analyze("prefill", cal, model="llama-3.1-8b", batch=4, seq=1024)
         assert any("power_limited_tensor_fraction" in n for n in r.expected_notes)
-
-
-def test_a_calibration_takes_its_registry_parts_gemm_sn_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The probe does not time gemmSN: a calibration takes the step of the registry part it
-    names, as it stands; a base that is a file name or an unknown part gives none, and then the
-    map's shapes keep the SIMT model and say that gemmSN is not modelled."""
-    from roofcalc.expected import card
-    from roofcalc.hardware import load_calibration
-
-    cal_path = KERNELS.parent / "probe" / "h200" / "calibration.yaml"
-    text = cal_path.read_text()
-    assert "gemm_sn_k_step_s" not in text and "\n  base: h200\n" in text
-    assert card(load_calibration(cal_path)).sn_k_step == fig("h200", "gemm_sn_k_step_s")
-    monkeypatch.chdir(tmp_path)
-    for base in ("loop.json", "no-such-part"):
-        own = tmp_path / "loop.json"
-        own.write_text(text.replace("\n  base: h200\n", f"\n  base: {base}\n"))
-        cal = load_calibration(own)
-        assert card(cal).sn_k_step == 0.0
         g = kernel(roofcalc.analyze("gemm", cal, m=16, n=4096, k=4096, dtype="fp32"), "gemm")
         assert "not modelled here" in g.reason and not g.reason.startswith("cuBLAS's gemmSN")  # type: ignore[attr-defined]
 
