@@ -154,6 +154,7 @@ class Kernel:
     pipe: Literal["cuda", "tensor", "mma"] = "cuda"
     in_order: bool = False  # a thread's items one after another: issue and memory add
     linear: bool = False  # a GEMM as F.linear runs it: x (m x k) times a weight stored n x k
+    transposed: bool = False  # a GEMM whose second operand is used transposed (q @ k^T)
     passes: int = 1
     inflight_bytes: int = 16
     write_bytes: float = 0.0  # the part of dram_bytes that is written
@@ -575,8 +576,9 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
 # first run of gemmSN and the next measured k (0: no run; 8192: all ran it). A width between
 # takes the limit of the nearest measured one (in ratio). Outside the map, no gemmSN: wider than
 # 8192 (the two 14,336-wide products of validation/expected/h100/kernels/skinny-fp32.json ran
-# other kernels), one row (not measured), F.linear (another operand layout) and batched products
-# (neither measured). tests/test_expected.py derives this table again from the committed sweep.
+# other kernels), one row (not measured), F.linear and a transposed operand (other layouts: an
+# H100 ran q @ k^T of 16 x 66 x 706 on SIMT kernels, a @ b of it on the serial split-K one) and
+# batched products (not measured). tests/test_expected.py derives this table again from the committed sweep.
 GEMM_SN_WIDTHS = (256, 512, 1024, 1536, 2048, 2304, 2560, 2816, 3002, 3072, 3584, 4096, 4352, 5120, 6144, 8192)
 GEMM_SN_K_LIMIT: dict[int, tuple[int, ...]] = {
     2: (0, 0, 724, 724, 362, 724, 724, 724, 724, 724, 1254, 1254, 2480, 3547, 3547, 5017),
@@ -627,7 +629,8 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     )
     if stream > walk:
         why += f"; streaming its {(k.m * k.k + k.k * k.n + k.m * k.n) * 4 / 1e6:,.1f} MB takes longer"
-    why += "; " + _fixed_cost(floor, extra)
+    if floor:
+        why += "; " + _fixed_cost(floor, extra)
     return KernelEstimate(
         name=k.name,
         model="gemm",
@@ -686,6 +689,13 @@ def _gemm_serial_split(c: Card, k: Kernel, variant: tuple[str, int, int]) -> Ker
     extra = dict(c.gemm_floor_extra).get("simt", 0.0)
     floor = c.gemm_floor + extra
     tiles = math.ceil(k.n / cols)
+    why = (
+        f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-95 columns or 96-192 from 7 "
+        f"rows, k from 95, m x n x k under 2^21: seen on an H100 with torch 2.11): {tiles} tile(s) of {tile}, "
+        f"each summing {slices} slices of k one after another at {step * 1e9:.1f} ns a step, whatever k"
+    )
+    if floor:
+        why += "; " + _fixed_cost(floor, extra)
     return KernelEstimate(
         name=k.name,
         model="gemm",
@@ -694,10 +704,7 @@ def _gemm_serial_split(c: Card, k: Kernel, variant: tuple[str, int, int]) -> Ker
         blocks_per_sm=None,
         waves=tiles * slices / c.sms,
         bound="latency",
-        reason=f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-95 columns or 96-192 from 7 "
-        f"rows, k from 95, m x n x k under 2^21: seen on an H100 with torch 2.11): {tiles} tile(s) of {tile}, each summing "
-        f"{slices} slices of k one after another at {step * 1e9:.1f} ns a step, whatever k; "
-        + _fixed_cost(floor, extra),
+        reason=why,
     )
 
 
@@ -707,7 +714,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     sustained: part of a step timed back to back, where tensor-core GEMMs run at the board's
     power-limited rate (Card.power_ratio)."""
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
-    plain = k.dtype == "fp32" and k.batch == 1 and not k.linear  # torch.matmul, as the maps were measured
+    # a @ b of row-major operands, as the maps were measured (F.linear, a transposed operand and
+    # batched products run other kernels or were not measured)
+    plain = k.dtype == "fp32" and k.batch == 1 and not k.linear and not k.transposed
     sn = plain and cublas_runs_gemm_sn(k.m, k.n, k.k)
     if sn and c.sn_k_step:
         return [_gemm_sn(c, k)]
@@ -834,7 +843,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     if serial is not None:  # cuBLAS runs the serial split-K kernel here, but this part has no step for it
         why += (
             "; on an H100 cuBLAS runs a serial split-K kernel for this shape (27-52 us whatever k); "
-            "not modelled here: no expected.gemm_serial_split_step_s"
+            f"not modelled here: no expected.gemm_serial_split_step_s.{serial[0]}"
         )
     why += f"; {rate * power / 1e12:,.0f} TFLOP/s achievable"
     if power < 1:

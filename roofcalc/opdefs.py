@@ -167,6 +167,9 @@ class KernelDef(_Strict):
     in_order: bool = False
     # a GEMM as F.linear runs it (x times a weight stored n x k), as the LLM ops' projections do
     linear: bool = False
+    # a GEMM whose second operand is used transposed (q @ k.transpose(-2, -1)): cuBLAS picks its
+    # FP32 kernels otherwise than for a @ b, where the gemmSN and serial split-K maps were measured
+    transposed: bool = False
     # who issues it from Python, a formula giving "aten" (an eager PyTorch op) or "inductor"
     # (the generated code of a torch.compile'd function); default: the op's launcher
     launcher: str | None = None
@@ -189,8 +192,9 @@ class KernelDef(_Strict):
 
     @model_validator(mode="after")
     def _linear_is_a_gemm(self) -> KernelDef:
-        if self.linear and self.model != "gemm":
-            raise ValueError(f"{self.name}: linear applies to a GEMM (model: gemm), not model: {self.model}")
+        for key in ("linear", "transposed"):
+            if getattr(self, key) and self.model != "gemm":
+                raise ValueError(f"{self.name}: {key} applies to a GEMM (model: gemm), not model: {self.model}")
         return self
 
 

@@ -546,6 +546,7 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
         pipe=kd.pipe,
         in_order=kd.in_order,
         linear=kd.linear,
+        transposed=kd.transposed,
         part=kd.part,
         **vals,
     )

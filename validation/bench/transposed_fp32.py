@@ -15,8 +15,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib  # noqa: E402
-import kernel_shapes  # noqa: E402
+import benchlib
+import kernel_shapes
 
 # (m, n, k): in the serial split-K region, in the gemmSN map, and beside them
 SHAPES = [(16, 66, 706), (8, 80, 512), (8, 128, 512), (12, 150, 300), (4, 90, 2000), (16, 112, 320),
