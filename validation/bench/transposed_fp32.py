@@ -35,7 +35,9 @@ def main() -> int:
         a = torch.randn(m, k, device=dev)
         b = torch.randn(k, n, device=dev)
         kt = torch.randn(n, k, device=dev)  # stored as K is: n rows of k
-        for layout, fn in (("a @ b", lambda: torch.matmul(a, b)), ("q @ k^T", lambda: torch.matmul(a, kt.transpose(-2, -1)))):
+        pair = (("a @ b", lambda a=a, b=b: torch.matmul(a, b)),
+                ("q @ k^T", lambda a=a, kt=kt: torch.matmul(a, kt.transpose(-2, -1))))
+        for layout, fn in pair:
             for _ in range(3):
                 fn()
             torch.cuda.synchronize()
