@@ -360,6 +360,34 @@ def test_the_serial_split_k_kernel_takes_its_slices_in_turn() -> None:
     assert "serial" not in kernel(roofcalc.analyze("gemm", "h100", m=16, n=112, k=1200, dtype="fp32"), "gemm").reason  # type: ignore[attr-defined]
 
 
+def test_a_transposed_operand_keeps_the_general_gemm_model() -> None:
+    """transposed-fp32.json: as q @ k^T, 16 x 66 x 706 ran SIMT kernels, as a @ b the serial
+    split-K one. Naive attention's scores (transposed: true) keep neither map; a gemm of the same
+    shape takes the serial split-K kernel."""
+    cases = json.loads((FP32_CHOICE / "transposed-fp32.json").read_text())["cases"]
+    by = {c["layout"]: c for c in cases if (c["m"], c["n"], c["k"]) == (16, 66, 706)}
+    assert _ran_serial_split(by["a @ b"]) and not _ran_serial_split(by["q @ k^T"])
+    assert "simt_sgemm" in by["q @ k^T"]["kernels"][0]["name"]
+    plain = kernel(roofcalc.analyze("gemm", "h100", m=16, n=66, k=706, dtype="fp32"), "gemm")
+    assert "serial split-K" in plain.reason  # type: ignore[attr-defined]
+    scores = kernel(
+        roofcalc.analyze(
+            "attention",
+            "h100",
+            impl="naive",
+            batch=1,
+            heads=1,
+            kv_heads=1,
+            seq=16,
+            kv_seq=66,
+            head_dim=706,
+            dtype="fp32",
+        ),
+        "scores",
+    )
+    assert "serial" not in scores.reason and "gemmSN" not in scores.reason  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize(("name", "ran"), [("fp32-narrow-rand1.json", 81), ("fp32-narrow-rand2.json", 87)])
 def test_the_serial_split_k_region_holds_on_its_hold_outs(name: str, ran: int) -> None:
     """Two sets of 300 random shapes (rows 2-20, widths 56-260, depths 64-4096). rand1 was the
