@@ -892,14 +892,14 @@ EAGER_STEP_HOST_FACTOR = 2.0
 
 # A torch.compile'd function costs its host more per kernel than an eager op: Inductor's
 # generated Python calls each Triton kernel's launcher or cuBLAS, after the function's entry
-# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on nine machines
+# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on ten machines
 # (roofcalc/probe/torch_ops.py torch_compiled_floor via validation/bench/host_rate.py, in
-# validation/expected/h100/host/run3-run6/ and h100x2/host/, host2/-host5/) a kernel cost
-# 1.05-2.10x the same call's hot-loop op (a machine's records averaged) and an entry 5.5-8.7x;
+# validation/expected/h100/host/run3-run6/ and h100x2/host/, host2/-host6/) a kernel cost
+# 1.05-2.48x the same call's hot-loop op (a machine's records averaged) and an entry 5.5-8.7x;
 # where no probe measured a card's compiled figures, they are the medians over the machines,
-# 1.70x and 6.53x its op floor (the host's speed scales both, if not exactly alike).
-COMPILED_KERNEL_OPS = 1.70
-COMPILED_ENTRY_OPS = 6.53
+# 1.73x and 6.39x its op floor (the host's speed scales both, if not exactly alike).
+COMPILED_KERNEL_OPS = 1.73
+COMPILED_ENTRY_OPS = 6.39
 # A compiled step costs its host more than the hot loop of one compiled function, as an eager
 # step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
 # function per region, where an eager layer walks dozens of ops, views and frames. The 13
@@ -921,15 +921,15 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 COLLECTIVES = ("allreduce", "allgather")
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
-# term is the host's issue measured 0.72-1.91x of the model with the card's figures (104 steps
-# on H100 and H200 machines, 43% within their band; the registry reports,
+# term is the host's issue measured 0.68-1.79x of the model with the card's figures (111 steps
+# on H100 and H200 machines, 42% within their band; the registry reports,
 # validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
 # machines of one card, and 0.72-1.67x with the figures of their own host measured in the same
 # call (107 steps, 74% within their band; the -hostrate reports): the rest is the host's speed
 # from one minute to the next, the least stable thing measured here.
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
-    "follows the host's speed, and such steps measured 0.7x to 1.9x of this on different machines "
+    "follows the host's speed, and such steps measured 0.7x to 1.8x of this on different machines "
     "(0.7x to 1.7x with each host's own figures: roofcalc probe --save-calibration); a CUDA graph "
     "(--cuda-graphs) takes the host out"
 )
@@ -938,12 +938,12 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
 # own host's figures (46 steps on three pairs of H100s, 41% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.71-1.65x with the card's (48 steps,
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.67-1.56x with the card's (48 steps,
 # with those of a 2 x H200).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
-    "measured 0.6x to 1.8x of this with each host's own figures (0.7x to 1.7x with the card's); "
+    "measured 0.6x to 1.8x of this with each host's own figures (0.7x to 1.6x with the card's); "
     "a CUDA graph (--cuda-graphs) takes the host out"
 )
 
