@@ -370,21 +370,8 @@ def test_a_transposed_operand_keeps_the_general_gemm_model() -> None:
     assert "simt_sgemm" in by["q @ k^T"]["kernels"][0]["name"]
     plain = kernel(roofcalc.analyze("gemm", "h100", m=16, n=66, k=706, dtype="fp32"), "gemm")
     assert "serial split-K" in plain.reason  # type: ignore[attr-defined]
-    scores = kernel(
-        roofcalc.analyze(
-            "attention",
-            "h100",
-            impl="naive",
-            batch=1,
-            heads=1,
-            kv_heads=1,
-            seq=16,
-            kv_seq=66,
-            head_dim=706,
-            dtype="fp32",
-        ),
-        "scores",
-    )
+    shape = {"impl": "naive", "batch": 1, "heads": 1, "kv_heads": 1, "seq": 16, "kv_seq": 66, "head_dim": 706}
+    scores = kernel(roofcalc.analyze("attention", "h100", dtype="fp32", **shape), "scores")
     assert "serial" not in scores.reason and "gemmSN" not in scores.reason  # type: ignore[attr-defined]
 
 
