@@ -578,7 +578,8 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
 # 8192 (the two 14,336-wide products of validation/expected/h100/kernels/skinny-fp32.json ran
 # other kernels), one row (not measured), F.linear and a transposed operand (other layouts: an
 # H100 ran q @ k^T of 16 x 66 x 706 on SIMT kernels, a @ b of it on the serial split-K one) and
-# batched products (not measured). tests/test_expected.py derives this table again from the committed sweep.
+# batched products (not measured). tests/test_expected.py derives this table again from the
+# committed sweep.
 GEMM_SN_WIDTHS = (256, 512, 1024, 1536, 2048, 2304, 2560, 2816, 3002, 3072, 3584, 4096, 4352, 5120, 6144, 8192)
 GEMM_SN_K_LIMIT: dict[int, tuple[int, ...]] = {
     2: (0, 0, 724, 724, 362, 724, 724, 724, 724, 724, 1254, 1254, 2480, 3547, 3547, 5017),
@@ -644,17 +645,17 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
 
 
 # Which FP32 products (TF32 off) cuBLAS runs with an sm80 xmma FFMA kernel whose split-K is in
-# the kernel and serial: those of 2 to 16 rows, 65-192 columns and a depth past 64 whose work
-# m x n x k is under 2^21, read off 4,290 shapes (every row count 2-16, widths 64-200, depths
+# the kernel and serial: those of 2 to 16 rows, 65-192 columns and a depth from 95 whose work
+# m x n x k is under 2^21, read off 4,095 shapes (every row count 2-16, widths 64-200, depths
 # 64-4096; cuBLAS of torch 2.11+cu130 on an H100) in validation/expected/h100/kernels/
 # fp32-choice/fp32-narrow-rows.json: every shape of those widths with m x n x k up to 2,088,960
 # ran it and none from 2,097,152 did. Up to 90 columns it tiles the output 32 x 32 and cuts k
 # into 176 slices; from 96, 32 x 128 and 264 slices, and only from 7 rows (fewer rows ran the
 # SIMT kernels there), up to 192 (193-195 ran other kernels in fp32-narrow-rand1.json, a
-# hold-out of a first map). Between 94 (32 x 32 in the second hold-out, fp32-narrow-rand2.json)
-# and 96 the tile's boundary is taken half way, and so the least depth between 91 and 99 (the grid has 64, another kernel, and 128, this one; in the second hold-out,
-# fp32-narrow-rand2.json, 3 x 79 x 91 ran another kernel and 99-107 ran this one).
-# tests/test_expected.py reads these bounds off the sweep again.
+# hold-out of a first map). Two bounds are taken half way: the tiles' between 94 (32 x 32 in the
+# second hold-out, fp32-narrow-rand2.json) and 96; the least depth between 91 (another kernel,
+# in that hold-out) and 99 (this one; the grid has 64 and 128). tests/test_expected.py reads
+# these bounds off the sweep again.
 SERIAL_SPLIT_MAX_WORK = 2**21
 SERIAL_SPLIT_K_MIN = 95
 # (widest output, rows at least, tile, tile columns, slices)
