@@ -605,6 +605,13 @@ def cublas_runs_gemm_sn(m: int, n: int, k: int) -> bool:
     return k <= GEMM_SN_K_LIMIT[band][nearest]
 
 
+def _kernel_floor(c: Card, path: str) -> tuple[float, float]:
+    """A library GEMM kernel's fixed cost on ``path`` and the part of it a pre-Hopper family
+    adds (gemm_kernel_floor_s + gemm_kernel_floor_extra_s of the path)."""
+    extra = dict(c.gemm_floor_extra).get(path, 0.0)
+    return c.gemm_floor + extra, extra
+
+
 def _fixed_cost(floor: float, extra: float) -> str:
     """A GEMM kernel's fixed cost as its reasons state it, with the pre-Hopper part if any (both
     to the same precision, so that the part never reads larger than the whole)."""
@@ -618,10 +625,10 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     blocks are resident at once (on the sweep's shapes the time hardly moved from 16 blocks to
     512), so the kernel takes its fixed cost and one walk, unless streaming its operands takes
     longer (not within the map on an H100 or H200: that needs widths past 13,000)."""
-    extra = dict(c.gemm_floor_extra).get("simt", 0.0)
-    floor = c.gemm_floor + extra
+    floor, extra = _kernel_floor(c, "simt")
     walk = k.k * c.sn_k_step
-    stream = (k.m * k.k + k.k * k.n + k.m * k.n) * 4 / c.skinny_bw
+    io = (k.m * k.k + k.k * k.n + k.m * k.n) * 4
+    stream = io / c.skinny_bw
     block_rows = next(r for most, r in SN_BLOCK_ROWS if k.m <= most)
     blocks = math.ceil(k.n / SN_BLOCK_COLS) * block_rows
     why = (
@@ -629,7 +636,7 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
         f"{blocks:,} blocks, all resident, each walking k = {k.k:,} one step every {c.sn_k_step * 1e9:.2f} ns"
     )
     if stream > walk:
-        why += f"; streaming its {(k.m * k.k + k.k * k.n + k.m * k.n) * 4 / 1e6:,.1f} MB takes longer"
+        why += f"; streaming its {io / 1e6:,.1f} MB takes longer"
     if floor:
         why += "; " + _fixed_cost(floor, extra)
     return KernelEstimate(
@@ -687,8 +694,7 @@ def _gemm_serial_split(c: Card, k: Kernel, variant: tuple[str, int, int]) -> Ker
     step = dict(c.serial_split_step).get(tile)
     if not step:
         return None
-    extra = dict(c.gemm_floor_extra).get("simt", 0.0)
-    floor = c.gemm_floor + extra
+    floor, extra = _kernel_floor(c, "simt")
     tiles = math.ceil(k.n / cols)
     why = (
         f"cuBLAS's FP32 xmma kernel with a serial split-K (2-16 rows, 65-95 columns or 96-192 from 7 "
@@ -733,8 +739,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     path = gemm_path(k.dtype, aligned, word)
     bk, stages = GEMM_PIPELINE[path]
     # a kernel of cuBLAS's pre-Hopper families costs more than a TMA kernel's fixed cost
-    extra = dict(c.gemm_floor_extra).get(path, 0.0)
-    floor = c.gemm_floor + extra
+    floor, extra = _kernel_floor(c, path)
     # in a loop, the power limit lowers the clock of tensor-core GEMMs (SIMT FP32 not measured)
     power = c.power_ratio if sustained and path != "simt" else 1.0
     per_sm = rate * power / c.sms

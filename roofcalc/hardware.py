@@ -414,9 +414,10 @@ class Expected(_Strict):
     # that ran it, against k)
     gemm_sn_k_step_s: PositiveFigure | None = None
     # cuBLAS's FP32 xmma kernel with an in-kernel serial split-K (products of 2-16 rows, 65-192
-    # columns and m x n x k under 2^21): its 176 or 264 slices add into each output tile one after another, one
-    # step each, whatever k; per tile shape of the kernel (32x32, 32x128), the seconds per step
-    # (validation/bench/skinny_fp32.py --narrow: the profiled kernel time over its slices)
+    # columns and m x n x k under 2^21): its 176 or 264 slices add into each output tile one
+    # after another, one step each, whatever k; per tile shape of the kernel (32x32, 32x128),
+    # the seconds per step (validation/bench/skinny_fp32.py --narrow-rows: the profiled kernel
+    # time less the kernel's fixed cost, over its slices)
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
     # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
     # every line is dirty; each one an op's reads evict is written back first: its cost as a
