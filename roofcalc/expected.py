@@ -1016,7 +1016,7 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     and the keys are split over blocks to fill the SMs (split-KV, then a combine kernel)."""
     bps = _occupancy(hw, k)
     rate_sm = mma_rate(hw, k.dtype) / c.sms
-    t_score = 4 * k.head_dim / rate_sm
+    t_score = t_alone = 4 * k.head_dim / rate_sm
     if c.clock_hz and c.sfu_per_clk:
         # the tensor work, then the softmax or the shared-memory reads, whichever is longer:
         # the two warps of a scheduler overlap one's ldmatrix with the other's exponentials, not
@@ -1026,6 +1026,12 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         soft = FLASH_SFU_PER_SCORE / c.sfu_per_clk + FLASH_FP32_PER_SCORE / c.fp32_per_clk
         smem = k.head_dim * FLASH_SMEM_BYTES_PER_SCORE_PER_DIM / SMEM_BYTES_PER_CLK
         t_score += max(soft, smem) / c.clock_hz
+        # A block alone on its SM has one warp per scheduler and no other block's warps to
+        # issue while its own wait: its tile runs its phases one after another (the sum, 0.25
+        # and 0.42 clocks per score). The 128 lone blocks of a 1,024-token prefill took 0.65-0.68
+        # of what two side by side took (validation/expected/h100/kernels/flash-rounds.json),
+        # not the half that sharing the SM's pipes would give.
+        t_alone += (soft + smem) / c.clock_hz
     kv_heads = max(1, min(k.heads, k.kv_heads or k.heads))
     decode = k.seq == 1
     if decode:
@@ -1059,10 +1065,15 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     else:
         scores = float(blocks * FLASH_BLOCK_Q * k.kv_seq)
         longest = float(FLASH_BLOCK_Q * k.kv_seq)
-    per_sm_scores = _busiest_sm(
-        per_block if (k.causal and not decode) else None, units, longest, c.sms, bps, k.batch * k.heads
-    )
-    t_comp = per_sm_scores * t_score
+    if k.causal and not decode:
+        per_sm_scores = _busiest_sm(per_block, units, longest, c.sms, bps, k.batch * k.heads)
+        # however the blocks fall, the longest one's own walk is a floor
+        t_comp = max(per_sm_scores * t_score, longest * t_alone)
+    else:
+        # equal blocks: the busiest SM runs ceil(units / SMs) of them, bps at a time sharing its
+        # pipes, the ones left over in its last round fewer, or alone
+        full, rest = divmod(math.ceil(units / c.sms), bps)
+        t_comp = longest * (full * max(bps * t_score, t_alone) + (max(rest * t_score, t_alone) if rest else 0.0))
     # Each block's prologue and epilogue (index arithmetic, the Q tile, the output and
     # log-sum-exp stores) run with each of its 4 warps on its own scheduler and little else to
     # issue: one dependent instruction per DEPENDENT_ISSUE_CLK. Blocks resident together
