@@ -145,7 +145,7 @@ def test_a_lone_flash_block_runs_its_phases_one_after_another(head_dim: int) -> 
     shared = 4 * head_dim / rate_sm + max(soft, smem) / clock
     alone = 4 * head_dim / rate_sm + (soft + smem) / clock
     fixed = {64: 1044, 128: 1234}[head_dim] * 4 / 1.98e9
-    args = dict(batch=1, kv_heads=None, seq=1024, kv_seq=1024, head_dim=head_dim, causal=False)
+    args = {"batch": 1, "kv_heads": None, "seq": 1024, "kv_seq": 1024, "head_dim": head_dim, "causal": False}
     lone = kernel(roofcalc.analyze("attention", "h100", heads=16, **args), "flash_attention")
     pair = kernel(roofcalc.analyze("attention", "h100", heads=32, **args), "flash_attention")
     # (plus the two DRAM latencies of every FA-2 kernel; the K/V reads, mostly from L2, hide
