@@ -13,6 +13,8 @@ is also timed with CUDA events (replay_s, median of 20) to compare with the node
 
     python validation/bench/llm_kernels.py --out llm-kernels.json
     python validation/bench/llm_kernels.py --graphs --no-prefill --decode-batches 1,16,64 --out graph-kernels.json
+    torchrun --nproc-per-node 2 validation/bench/llm_kernels.py --graphs --no-prefill --out tp2.json
+      (tensor parallel: rank 0 writes tp2.json, rank 1 tp2.rank1.json)
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def main() -> int:
     ap.add_argument("--out", default="llm-kernels.json")
     ap.add_argument("--model", default="llama-3.1-8b")
     ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--decode-batches", default="1,32", help="batch sizes of the decode steps (context 1024)")
+    ap.add_argument("--decode-batches", default="1,32", help="batch sizes of the decode steps")
+    ap.add_argument("--context", type=int, default=1024, help="tokens cached before each decode step")
     ap.add_argument("--no-prefill", action="store_true", help="profile the decode steps only")
     ap.add_argument("--graphs", action="store_true",
                     help="decode: profile one replay of the step captured in a CUDA graph (node times)")
@@ -88,14 +91,15 @@ def main() -> int:
     records = []
     t0 = time.time()
     try:
-        plan = [("decode", int(b), 1024) for b in args.decode_batches.split(",") if b.strip()]
+        plan = [("decode", int(b), args.context) for b in args.decode_batches.split(",") if b.strip()]
     except ValueError:
         ap.error(f"--decode-batches: a comma list of batch sizes (got {args.decode_batches!r})")
     if not args.no_prefill:
         plan.append(("prefill", 1, 1024))
     for phase, b, n in plan:
         for engine in ("eager", "compiled"):
-            rec = {"model": args.model, "layers": args.layers, "phase": phase, "engine": engine, "batch": b,
+            rec = {"model": args.model, "layers": args.layers, "gpus": d.world, "rank": d.rank,
+                   "phase": phase, "engine": engine, "batch": b,
                    ("context" if phase == "decode" else "seq"): n}
             try:
                 step, info, _state = llm_bench.make_step(model, phase, engine, b, n, "inductor")
@@ -112,13 +116,17 @@ def main() -> int:
                 rec["error"] = f"{type(e).__name__}: {e}"[:300]
             records.append(rec)
             ks = rec.get("kernels", [])
+            if d.rank:
+                continue
             print(f"{phase} b{b} {engine}: {len(ks)} kernels, {sum(k['duration_s'] for k in ks) * 1e3:.3f} ms"
                   + (f"; nodes {sum(k['node_s'] for k in ks) * 1e3:.3f} ms, replay {rec['replay_s'] * 1e3:.3f} ms"
                      if "replay_s" in rec else "") + (f" {rec['error']}" if "error" in rec else ""), flush=True)
             for k in ks:
                 print(f"   {k['name'][:90]:90s} g{k.get('grid')} b{k.get('block')} {k['duration_s'] * 1e6:8.1f} us"
                       + (f" node {k['node_s'] * 1e6:8.2f} us" if "node_s" in k else ""))
-    benchlib.write_record(args.out, "llm-kernels", d.dev, records, t0)
+    # under torchrun (tensor parallel: each rank's share of the layers) every rank writes its own
+    out = args.out if d.rank == 0 else f"{os.path.splitext(args.out)[0]}.rank{d.rank}.json"
+    benchlib.write_record(out, "llm-kernels", d.dev, records, t0)
     return 0
 
 
