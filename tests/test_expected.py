@@ -550,7 +550,7 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     """The notes' ranges are what the committed steps whose largest term is the host's issue
     measured against the model, with the card's figures (-registry reports) and with the figures
     of the host that ran them (-hostrate reports): on one GPU 0.7x to 1.8x and 0.7x to 1.7x;
-    under tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.7x to
+    under tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.6x to
     1.6x and 0.6x to 1.8x."""
 
     def ratios(kind: str, tp: bool) -> list[float]:
@@ -566,8 +566,8 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     assert len(card) >= 90 and 0.65 <= min(card) < 0.75 and 1.75 < max(card) <= 1.85
     assert len(own) >= 90 and 0.65 <= min(own) < 0.75 and 1.6 < max(own) <= 1.7
     card, own = ratios("registry", True), ratios("hostrate", True)
-    assert "0.6x to 1.8x of this with each host's own figures (0.7x to 1.6x with the card's)" in HOST_PACED_TP_NOTE
-    assert len(card) >= 40 and 0.65 <= min(card) < 0.75 and 1.5 < max(card) <= 1.6
+    assert "0.6x to 1.8x of this with each host's own figures (0.6x to 1.6x with the card's)" in HOST_PACED_TP_NOTE
+    assert len(card) >= 60 and 0.55 <= min(card) < 0.65 and 1.5 < max(card) <= 1.6
     assert len(own) >= 40 and 0.55 <= min(own) < 0.65 and 1.75 < max(own) <= 1.85
 
 
@@ -1289,8 +1289,8 @@ def test_h100_host_floor_is_the_median_over_the_machines_measured() -> None:
 def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel() -> None:
     """Compiled decode at batch 1 without CUDA graphs, by hand: the host makes layers + 1 calls
     into compiled functions (one per layer, the final norm and head) and issues the embedding
-    eagerly; under TP=2 two calls per layer, and the all-reduces, the add after the second and
-    the logits' gather are eager PyTorch calls."""
+    eagerly; under TP=2 two calls per layer, and the all-reduces, the add after the second, the
+    logits' gather and the copy that puts the gathered logits in order are eager PyTorch calls."""
     from roofcalc.expected import (
         COLLECTIVE_STEP_HOST_OPS,
         COMPILED_ENTRY_OPS,
@@ -1302,7 +1302,7 @@ def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel()
     floor = fig("h100", "torch_op_floor_s")
     kern, entry = COMPILED_KERNEL_OPS * floor, COMPILED_ENTRY_OPS * floor
     # (GPUs, compiled entries, eager ops, eager collectives)
-    for gpus, entries, eager, coll in ((1, 16 + 1, 1, 0), (2, 2 * 16 + 1, 1 + 16, 2 * 16 + 1)):
+    for gpus, entries, eager, coll in ((1, 16 + 1, 1, 0), (2, 2 * 16 + 1, 1 + 16 + 1, 2 * 16 + 1)):
         r = roofcalc.analyze(
             "decode",
             "h100",
