@@ -80,6 +80,15 @@ SKINNY_ROWS = 64
 # its narrow side (nvjet "64x8" to "128x32" kernels, validation/expected/h100/kernels/graph-decode/)
 LINEAR_TILE_N = 64
 LINEAR_TILE_M = 32
+# Where the part gives the narrow-tile kernels' own figures (expected.linear_gemm_*), F.linear
+# runs them up to this many rows of x (nvjet "tst_64x8" to "tst_64x96" at batch 5-96 in decode
+# steps on H100s, validation/expected/h100x2/kernels/tp2-decode/), and cuBLAS cuts k into slices
+# of at least LINEAR_SPLIT_K while the tiles times the slices stay within LINEAR_MAX_CTAS: of 15
+# (tiles, k) pairs seen there, k of 2,048 never split, 3,584 and most of 4,096 in two, 8,192 in
+# four; four pairs took one slice more or fewer than this rule.
+LINEAR_ROWS = 128
+LINEAR_SPLIT_K = 2048
+LINEAR_MAX_CTAS = 128
 # The k-loop of each library path: k per pipeline step and steps in flight, read off the
 # kernels cuBLAS runs (validation/expected/h100/kernel-shapes.json): nvjet TMA kernels
 # "..._64x4" (k 64, 4 stages), the unaligned fallback cutlass_75_tensorop_s1688gemm
@@ -219,6 +228,10 @@ class Card:
     # cuBLAS's tiling of F.linear with few rows, as seen on a Hopper part (wgmma); applied where
     # one SM's streaming rate is measured, since its tiles can leave SMs idle
     linear_tiles: bool
+    # cuBLAS's narrow-tile F.linear kernels: fixed cost and seconds per 64-deep step of a tile's
+    # k-loop (0: not measured for the part; the tile search stands in)
+    linear_floor: float
+    linear_k_step: float
     boost_hz: float  # the SM clock of issue-bound (non-tensor) work
     # tensor rate of GEMMs in steps timed back to back (the board at its power limit) over
     # the short-loop rate tensor_fraction gives; 1 where the part has no figure
@@ -324,6 +337,8 @@ def _card(hw: Hardware) -> Card:
         sn_k_step=fig("gemm_sn_k_step_s", False),
         serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
+        linear_floor=fig("linear_gemm_floor_s", False),
+        linear_k_step=fig("linear_gemm_k_step_s", False),
         boost_hz=boost or clock * 1e6,
         power_ratio=power if power is not None else 1.0,
         calibrated=hw.calibration is not None,
@@ -776,13 +791,30 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # not split). Seen on Hopper only, and its tiles can leave SMs idle: parts without a
     # measured per-SM streaming rate, or of another generation, keep the tile search.
     linear = k.linear and path == "tma" and k.m <= SKINNY_ROWS and c.linear_tiles
+    # where the part gives the narrow-tile kernels' own figures, F.linear up to LINEAR_ROWS rows
+    # runs them: their fixed cost, cuBLAS's k slices, and each tile's k-loop a step at a time
+    # (validation/bench/fit_linear_gemm.py)
+    narrow = (
+        k.linear
+        and path == "tma"
+        and k.m <= LINEAR_ROWS
+        and c.linear_tiles
+        and c.linear_k_step > 0
+        and c.linear_floor > 0
+    )
+    linear = linear or narrow
+    if narrow:
+        floor, extra = c.linear_floor, 0.0
     tile_menu = ((LINEAR_TILE_M, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
     split_below = c.sms / 2 if linear else c.sms
     for tm, tn in tile_menu:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
         split = 1
         min_k = MIN_K_PER_SPLIT[path]
-        if tiles < split_below and k.k >= 2 * min_k:
+        if narrow:
+            if k.k > LINEAR_SPLIT_K:
+                split = max(1, min(math.ceil(k.k / LINEAR_SPLIT_K), LINEAR_MAX_CTAS // tiles))
+        elif tiles < split_below and k.k >= 2 * min_k:
             split = max(1, min(c.sms // tiles, k.k // min_k))
         units = tiles * split
         waves = math.ceil(units / c.sms)
@@ -806,6 +838,11 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
         # brings them), then the store of the results, after the first operands arrived
         t_steps = math.ceil(k_split / bk) / stages * c.latency
+        if narrow:
+            # one 64-deep step after another, or its weight rows and rows of x through one SM
+            t_steps = max(
+                math.ceil(k_split / bk) * c.linear_k_step, (tn + min(k.m, tm)) * k_split * dtype_bytes / c.per_sm_bw
+            )
         # the first wave's operands arriving and its results stored are the kernel's fixed
         # cost (gemm_floor, measured); later waves pay their own round trips
         t_wave = max(t_tile, t_steps)
@@ -828,9 +865,16 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     assert best is not None
     t, t_red, why, units, split, bound = best
     if linear:
-        why += "; as F.linear with few rows: cuBLAS's tiles span 64 weight rows" + (
-            ", k split to fill the SMs" if split > 1 else ""
-        )
+        if narrow:
+            why += (
+                "; as F.linear with few rows: cuBLAS's narrow tiles span 64 weight rows"
+                + (f", k in {split} slices" if split > 1 else "")
+                + f", each tile's k-loop one 64-deep step every {c.linear_k_step * 1e9:.0f} ns"
+            )
+        else:
+            why += "; as F.linear with few rows: cuBLAS's tiles span 64 weight rows" + (
+                ", k split to fill the SMs" if split > 1 else ""
+            )
     if prior:
         why += "; its input, just written by the kernel before, is read from L2"
     if gemv_off and c.unaligned_gemv_bw != c.skinny_bw:

@@ -419,6 +419,12 @@ class Expected(_Strict):
     # the seconds per step (validation/bench/skinny_fp32.py --narrow-rows: the profiled kernel
     # time less the kernel's fixed cost, over its slices)
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
+    # cuBLAS's narrow-tile kernels for F.linear with few rows (nvjet "tst_64xN": 64 weight rows
+    # by up to 96 rows of x per tile): a fixed cost per kernel, and each tile's k-loop, one 64-deep
+    # step after another (validation/bench/fit_linear_gemm.py: the kernels of decode steps inside
+    # CUDA graphs, validation/expected/h100/kernels/graph-decode/, h100x2/kernels/tp2-decode/)
+    linear_gemm_floor_s: PositiveFigure | None = None
+    linear_gemm_k_step_s: PositiveFigure | None = None
     # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
     # every line is dirty; each one an op's reads evict is written back first: its cost as a
     # fraction of reading a line (probe: a sum after a writing flush vs after a reading one)
@@ -687,13 +693,16 @@ def _borrowed(cal: Hardware, part: Hardware, figs: dict[str, Any]) -> Hardware:
 
 
 def _with_base_cublas_figures(cal: Hardware, part: Hardware) -> Hardware:
-    """A calibration without expected.gemm_sn_k_step_s, or without gemm_serial_split_step_s of a
-    tile shape (the probe does not time those cuBLAS kernels: a benchmark's sweep does), takes its
-    part's, as they stand."""
+    """A calibration without expected.gemm_sn_k_step_s or the linear_gemm_* figures, or without
+    gemm_serial_split_step_s of a tile shape (the probe does not time those cuBLAS kernels: a
+    benchmark's sweep does), takes its part's, as they stand."""
     e, pe = cal.expected, part.expected
     figs: dict[str, Any] = {}
     if e.gemm_sn_k_step_s is None and pe.gemm_sn_k_step_s is not None:
         figs["gemm_sn_k_step_s"] = pe.gemm_sn_k_step_s
+    for name in ("linear_gemm_floor_s", "linear_gemm_k_step_s"):
+        if getattr(e, name) is None and getattr(pe, name) is not None:
+            figs[name] = getattr(pe, name)
     missing = {t: f for t, f in pe.gemm_serial_split_step_s.items() if t not in e.gemm_serial_split_step_s}
     if missing:  # per tile shape: a calibration's own steps stay
         figs["gemm_serial_split_step_s"] = missing
