@@ -1469,3 +1469,24 @@ def test_narrow_linear_kernels_match_their_profiled_durations() -> None:
     for f, s in ((floor * 1.1, step), (floor * 0.9, step), (floor, step * 1.1), (floor, step * 0.9)):
         assert fit.error(fit.modelled(fit.with_figures(hw, f, s), cases)) > best
     assert not math.isclose(best, 0.0)
+
+
+def test_narrow_linear_kernels_hold_out() -> None:
+    """Kernels the fit never saw (validation/expected/h100/kernels/linear-holdout/: llama-3.2-3b
+    and qwen2.5-14b at batch 3-128, measured after the figures were set): median within 5%, and
+    85% of the 56 within 15%."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fit_linear_gemm", BENCH / "fit_linear_gemm.py")
+    assert spec is not None and spec.loader is not None
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    held = "validation/expected/h100/kernels/linear-holdout"
+    fit.RECORDS = [
+        (f"{held}/gk-llama-3.2-3b.json", "llama-3.2-3b", 1),
+        (f"{held}/gk-qwen2.5-14b.json", "qwen2.5-14b", 1),
+    ]
+    ratios = sorted(m / e for m, e in fit.modelled(load_hardware("h100"), fit.measured_cases()))
+    assert len(ratios) == 56
+    assert 0.95 <= ratios[len(ratios) // 2] <= 1.05
+    assert sum(0.85 <= r <= 1.15 for r in ratios) >= 0.85 * len(ratios)
