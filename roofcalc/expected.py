@@ -80,13 +80,20 @@ SKINNY_ROWS = 64
 # its narrow side (nvjet "64x8" to "128x32" kernels, validation/expected/h100/kernels/graph-decode/)
 LINEAR_TILE_N = 64
 LINEAR_TILE_M = 32
-# Where the part gives the narrow-tile kernels' own figures (expected.linear_gemm_*), F.linear
-# runs them up to this many rows of x (nvjet "tst_64x8" to "tst_64x96" at batch 5-96 in decode
-# steps on H100s, validation/expected/h100x2/kernels/tp2-decode/), and cuBLAS cuts k into slices
-# of at least LINEAR_SPLIT_K while the tiles times the slices stay within LINEAR_MAX_CTAS: of 15
-# (tiles, k) pairs seen there, k of 2,048 never split, 3,584 and most of 4,096 in two, 8,192 in
-# four; four pairs took one slice more or fewer than this rule.
+# Where the part gives the narrow-tile kernels' own figures (expected.linear_gemm_*), a 16-bit
+# F.linear runs them up to this many rows of x (nvjet "tst_64x8" to "tst_64x96" at batch 1-96
+# in decode steps on H100s, validation/expected/h100x2/kernels/tp2-decode/; 48x64 to 128x64
+# tiles at batch 128, kernels/linear-holdout/): each tile spans 64 weight rows and up to
+# LINEAR_X_ROWS rows of x (cuBLAS widens its tiles with the batch, 8 to 96 rows, more than it
+# adds tiles of x; of 32, 48, 64, 96 and all rows, 64 fits the kernels best over batch 1-128:
+# validation/bench/fit_linear_gemm.py, linear-holdout/README.md). cuBLAS cuts k into ceil(k / LINEAR_SPLIT_K) slices (at most that deep) while the tiles
+# times the slices stay within LINEAR_MAX_CTAS: of 15 (tiles, k) pairs seen there, k of 2,048
+# never split, 3,584 and most of 4,096 in two, 8,192 in four; four pairs took one slice more or
+# fewer than this rule. Past LINEAR_ROWS rows the general tile search stands (not measured):
+# its tiles come out faster than these, so a decode step's expected time drops by up to 8% from
+# 128 rows to 129 (a boundary of what was measured, not of cuBLAS).
 LINEAR_ROWS = 128
+LINEAR_X_ROWS = 64
 LINEAR_SPLIT_K = 2048
 LINEAR_MAX_CTAS = 128
 # The k-loop of each library path: k per pipeline step and steps in flight, read off the
@@ -337,8 +344,9 @@ def _card(hw: Hardware) -> Card:
         sn_k_step=fig("gemm_sn_k_step_s", False),
         serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
-        linear_floor=fig("linear_gemm_floor_s", False),
-        linear_k_step=fig("linear_gemm_k_step_s", False),
+        # the narrow-tile figures go together: one without the other is named as missing
+        linear_floor=fig("linear_gemm_floor_s", e.linear_gemm_k_step_s is not None),
+        linear_k_step=fig("linear_gemm_k_step_s", e.linear_gemm_floor_s is not None),
         boost_hz=boost or clock * 1e6,
         power_ratio=power if power is not None else 1.0,
         calibrated=hw.calibration is not None,
@@ -797,6 +805,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     narrow = (
         k.linear
         and path == "tma"
+        and k.dtype in ("bf16", "fp16")  # fitted on bf16; fp16 runs the same kernels (not measured)
         and k.m <= LINEAR_ROWS
         and c.linear_tiles
         and c.linear_k_step > 0
@@ -805,7 +814,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     linear = linear or narrow
     if narrow:
         floor, extra = c.linear_floor, 0.0
-    tile_menu = ((LINEAR_TILE_M, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
+    tile_menu: tuple[tuple[int, int], ...] = ((LINEAR_TILE_M, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
+    if narrow:
+        tile_menu = ((min(k.m, LINEAR_X_ROWS), LINEAR_TILE_N),)
     split_below = c.sms / 2 if linear else c.sms
     for tm, tn in tile_menu:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
@@ -867,7 +878,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     if linear:
         if narrow:
             why += (
-                "; as F.linear with few rows: cuBLAS's narrow tiles span 64 weight rows"
+                f"; as F.linear with few rows: cuBLAS's narrow tiles span 64 weight rows and up to {LINEAR_X_ROWS} of x"
                 + (f", k in {split} slices" if split > 1 else "")
                 + f", each tile's k-loop one 64-deep step every {c.linear_k_step * 1e9:.0f} ns"
             )

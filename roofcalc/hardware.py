@@ -420,8 +420,8 @@ class Expected(_Strict):
     # time less the kernel's fixed cost, over its slices)
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
     # cuBLAS's narrow-tile kernels for F.linear with few rows (nvjet "tst_64xN": 64 weight rows
-    # by up to 96 rows of x per tile): a fixed cost per kernel, and each tile's k-loop, one 64-deep
-    # step after another (validation/bench/fit_linear_gemm.py: the kernels of decode steps inside
+    # by 8 to 96 rows of x per tile; the model takes up to 64): a fixed cost per kernel, and each
+    # tile's k-loop, one 64-deep step after another (validation/bench/fit_linear_gemm.py: the kernels of decode steps inside
     # CUDA graphs, validation/expected/h100/kernels/graph-decode/, h100x2/kernels/tp2-decode/)
     linear_gemm_floor_s: PositiveFigure | None = None
     linear_gemm_k_step_s: PositiveFigure | None = None
