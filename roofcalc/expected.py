@@ -1506,7 +1506,17 @@ def compose(
     limiter = "host" if host_paced else max(share, key=lambda key: share[key])
     notes = []
     if c.missing:
-        notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")
+        # a narrow-tile figure without its pair is not used: F.linear keeps the general tiles
+        pair = {"linear_gemm_floor_s", "linear_gemm_k_step_s"}
+        other = [m for m in c.missing if m not in pair]
+        if other:
+            notes.append(f"{hw.id} gives no {', '.join(other)}: the model leaves those terms out")
+        if len(other) < len(c.missing):
+            given = next(iter(pair - set(c.missing)))
+            notes.append(
+                f"{hw.id} gives {given} without {next(iter(pair & set(c.missing)))}: the two go together, "
+                "so F.linear keeps the general tile search"
+            )
     if c.standins:
         notes.append(
             f"{hw.id} gives no {', '.join(c.standins)}: the model takes its launch overhead "

@@ -1491,3 +1491,19 @@ def test_narrow_linear_kernels_hold_out() -> None:
     assert len(ratios) == 56
     assert 0.95 <= ratios[len(ratios) // 2] <= 1.05
     assert sum(0.85 <= r <= 1.15 for r in ratios) >= 0.85 * len(ratios)
+
+
+def test_a_narrow_tile_figure_without_its_pair_is_named_and_not_used() -> None:
+    # the fixed cost without the k-step (or the other way round) is no model of the kernel: the
+    # note says so, and F.linear keeps the general tiles, as a part with neither figure does
+    hw = load_hardware("h100")
+    neither = hw.model_copy(
+        update={"expected": hw.expected.model_copy(update={"linear_gemm_floor_s": None, "linear_gemm_k_step_s": None})}
+    )
+    one = hw.model_copy(update={"expected": hw.expected.model_copy(update={"linear_gemm_k_step_s": None})})
+    args = {"model": "llama-3.2-1b", "batch": 5, "context": 1024}
+    r_one, r_neither = roofcalc.analyze("decode", one, **args), roofcalc.analyze("decode", neither, **args)
+    assert r_one.expected_s == pytest.approx(r_neither.expected_s, rel=1e-12)
+    assert any("linear_gemm_floor_s without linear_gemm_k_step_s" in n for n in r_one.expected_notes)
+    assert not any("linear_gemm" in n for n in r_neither.expected_notes)
+    assert roofcalc.analyze("decode", hw, **args).expected_s != pytest.approx(r_neither.expected_s, rel=1e-3)
