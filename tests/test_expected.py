@@ -1445,19 +1445,22 @@ def test_an_op_file_host_entries_that_is_no_whole_count_is_refused(tmp_path: Pat
     assert len(r.stderr.strip().splitlines()) == 1 and "host_entries" in r.stderr
 
 
+def _fit_linear_gemm() -> Any:
+    """validation/bench/fit_linear_gemm.py as a module (its kernels, and the model's times of them)."""
+    spec = importlib.util.spec_from_file_location("fit_linear_gemm", BENCH / "fit_linear_gemm.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_narrow_linear_kernels_match_their_profiled_durations() -> None:
     """cuBLAS's narrow-tile F.linear kernels (decode's projections, batch 1-96, one GPU and each
     rank of TP=2: 119 kernels profiled inside CUDA graphs on H100s) against the model with the
     H100 file's expected.linear_gemm_* figures, as validation/bench/fit_linear_gemm.py fits
     them: the median within 5% and nine in ten within 15%; and the figures are the fit's best
     (moving either by a tenth fits worse)."""
-    import importlib.util
-    import math
-
-    spec = importlib.util.spec_from_file_location("fit_linear_gemm", BENCH / "fit_linear_gemm.py")
-    assert spec is not None and spec.loader is not None
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    fit = _fit_linear_gemm()
     hw = load_hardware("h100")
     floor, step = fig("h100", "linear_gemm_floor_s"), fig("h100", "linear_gemm_k_step_s")
     cases = fit.measured_cases()
@@ -1476,12 +1479,7 @@ def test_narrow_linear_kernels_hold_out() -> None:
     """Kernels the fit never saw (validation/expected/h100/kernels/linear-holdout/: llama-3.2-3b
     and qwen2.5-14b at batch 3-128, measured after the figures were set): median within 5%, and
     85% of the 56 within 15%."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fit_linear_gemm", BENCH / "fit_linear_gemm.py")
-    assert spec is not None and spec.loader is not None
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    fit = _fit_linear_gemm()
     held = "validation/expected/h100/kernels/linear-holdout"
     fit.RECORDS = [
         (f"{held}/gk-llama-3.2-3b.json", "llama-3.2-3b", 1),
