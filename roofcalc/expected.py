@@ -90,8 +90,11 @@ LINEAR_TILE_M = 32
 # times the slices stay within LINEAR_MAX_CTAS: of 15 (tiles, k) pairs seen there, k of 2,048
 # never split, 3,584 and most of 4,096 in two, 8,192 in four; four pairs took one slice more or
 # fewer than this rule. Past LINEAR_ROWS rows the general tile search stands (not measured):
-# its tiles come out faster than these, so a decode step's expected time drops by up to 8% from
-# 128 rows to 129 (a boundary of what was measured, not of cuBLAS).
+# its tiles come out faster than these, so a decode step's expected time drops by up to 10% from
+# 128 rows to 129 (a boundary of what was measured, not of cuBLAS). At 65 rows the tiles of x
+# double, the tiles outnumber LINEAR_MAX_CTAS / 2 and k stops being split: a step's expected
+# time drops by up to 3% from 64 rows to 65 (cuBLAS did not split q and o at 64 rows either:
+# tests/test_expected.py SPLIT_MISSES).
 LINEAR_ROWS = 128
 LINEAR_X_ROWS = 64
 LINEAR_SPLIT_K = 2048
