@@ -78,6 +78,8 @@ report h100x2/llm_tp2-h100-grid7a.json h100 "" h100x2/report-llm_tp2-h100-grid7a
 report h100x2/llm_tp2-h100-grid7b.json h100 "" h100x2/report-llm_tp2-h100-grid7b
 report h100x2/llm_tp2-h100-holdout8a.json h100 "" h100x2/report-llm_tp2-h100-holdout8a
 report h100x2/llm_tp2-h100-holdout8b.json h100 "" h100x2/report-llm_tp2-h100-holdout8b
+report h100x2/llm_tp2-h100-holdout9a.json h100 "" h100x2/report-llm_tp2-h100-holdout9a
+report h100x2/llm_tp2-h100-holdout9b.json h100 "" h100x2/report-llm_tp2-h100-holdout9b
 report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
 report h200x2/llm_tp2-holdout2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout2
 # one line per report: median, share in band, outside [0.5, 2]
