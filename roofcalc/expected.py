@@ -1002,8 +1002,8 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
 # own host's figures (46 steps on three pairs of H100s, 41% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.63-1.92x with the card's (69 steps,
-# with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b and -holdout8b.json).
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.63-1.92x with the card's (73 steps,
+# with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and -holdout9b.json).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
