@@ -30,6 +30,7 @@ from typing import Literal
 
 from .dtypes import ELEMENT_BYTES
 from .errors import DomainError
+from .hardware import Expected as Figures
 from .hardware import Hardware, bf16_tensor_fraction
 from .record import Record
 
@@ -87,8 +88,9 @@ LINEAR_TILE_M = 32
 # LINEAR_X_ROWS rows of x (cuBLAS widens its tiles with the batch, 8 to 96 rows, more than it
 # adds tiles of x; of 32, 48, 64, 96 and all rows, 32 fits the 119 fitted kernels a little
 # better, 96% within 15% against 94%, but jumps at 97 rows and fits the batch-128 hold-out worse,
-# 91% against 93%: validation/bench/fit_linear_gemm.py, linear-holdout/README.md). cuBLAS cuts k into ceil(k / LINEAR_SPLIT_K) slices (at most that deep) while the tiles
-# times the slices stay within LINEAR_MAX_CTAS: of 15 (tiles, k) pairs seen there, k of 2,048
+# 91% against 93%: validation/bench/fit_linear_gemm.py, linear-holdout/README.md). cuBLAS cuts
+# k into ceil(k / LINEAR_SPLIT_K) slices (at most that deep) while the tiles times the slices
+# stay within LINEAR_MAX_CTAS: of 15 (tiles, k) pairs seen there, k of 2,048
 # never split, 3,584 and most of 4,096 in two, 8,192 in four; four pairs took one slice more or
 # fewer than this rule. Past LINEAR_ROWS rows the general tile search stands (not measured):
 # its tiles come out faster than these, so a decode step's expected time drops by up to 10% from
@@ -251,6 +253,8 @@ class Card:
     missing: tuple[str, ...]
     # floors the part does not state, taken as its launch_overhead_s (the bound's figure)
     standins: tuple[str, ...] = ()
+    # figures given without the one they go with (not used): "given without absent: effect"
+    unpaired: tuple[str, ...] = ()
     launch_overhead: float = 0.0
 
 
@@ -348,16 +352,27 @@ def _card(hw: Hardware) -> Card:
         sn_k_step=fig("gemm_sn_k_step_s", False),
         serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
-        # the narrow-tile figures go together: one without the other is named as missing
-        linear_floor=fig("linear_gemm_floor_s", e.linear_gemm_k_step_s is not None),
-        linear_k_step=fig("linear_gemm_k_step_s", e.linear_gemm_floor_s is not None),
+        linear_floor=fig("linear_gemm_floor_s", False),
+        linear_k_step=fig("linear_gemm_k_step_s", False),
         boost_hz=boost or clock * 1e6,
         power_ratio=power if power is not None else 1.0,
         calibrated=hw.calibration is not None,
         missing=tuple(dict.fromkeys(missing)),  # each figure named once
         standins=tuple(standins),
+        unpaired=_unpaired(e),
         launch_overhead=launch,
     )
+
+
+def _unpaired(e: Figures) -> tuple[str, ...]:
+    """The narrow-tile figures go together (a fixed cost without its k-step is no model of the
+    kernel): one given without the other is named, and neither is used."""
+    pair = ("linear_gemm_floor_s", "linear_gemm_k_step_s")
+    given = [name for name in pair if getattr(e, name) is not None]
+    if len(given) != 1:
+        return ()
+    absent = pair[1 - pair.index(given[0])]
+    return (f"{given[0]} without {absent}: the two go together, so F.linear keeps the general tile search",)
 
 
 def _power_ratio(hw: Hardware) -> float | None:
@@ -802,7 +817,6 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # took 64-row tiles of x there, 64 of them, and split) and qwen2.5-7b's q and o (56 tiles,
     # not split). Seen on Hopper only, and its tiles can leave SMs idle: parts without a
     # measured per-SM streaming rate, or of another generation, keep the tile search.
-    linear = k.linear and path == "tma" and k.m <= SKINNY_ROWS and c.linear_tiles
     # where the part gives the narrow-tile kernels' own figures, F.linear up to LINEAR_ROWS rows
     # runs them: their fixed cost, cuBLAS's k slices, and each tile's k-loop a step at a time
     # (validation/bench/fit_linear_gemm.py)
@@ -815,12 +829,13 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         and c.linear_k_step > 0
         and c.linear_floor > 0
     )
-    linear = linear or narrow
+    linear = narrow or (k.linear and path == "tma" and k.m <= SKINNY_ROWS and c.linear_tiles)
+    tile_menu: tuple[tuple[int, int], ...] = GEMM_TILES[path]
     if narrow:
         floor, extra = c.linear_floor, 0.0
-    tile_menu: tuple[tuple[int, int], ...] = ((LINEAR_TILE_M, LINEAR_TILE_N),) if linear else GEMM_TILES[path]
-    if narrow:
         tile_menu = ((min(k.m, LINEAR_X_ROWS), LINEAR_TILE_N),)
+    elif linear:
+        tile_menu = ((LINEAR_TILE_M, LINEAR_TILE_N),)
     split_below = c.sms / 2 if linear else c.sms
     for tm, tn in tile_menu:
         tiles = math.ceil(k.m / tm) * math.ceil(k.n / tn) * k.batch
@@ -852,12 +867,10 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
             t_mem = _prior_time(c, prior, io, bw, active * c.per_sm_bw * c.l2_bw / c.dram_bw)
         # each wave of tiles: the k-loop (its compute, or the k-steps as fast as the pipeline
         # brings them), then the store of the results, after the first operands arrived
-        t_steps = math.ceil(k_split / bk) / stages * c.latency
-        if narrow:
-            # one 64-deep step after another, or its weight rows and rows of x through one SM
-            t_steps = max(
-                math.ceil(k_split / bk) * c.linear_k_step, (tn + min(k.m, tm)) * k_split * dtype_bytes / c.per_sm_bw
-            )
+        if narrow:  # one 64-deep step after another, or its weight rows and rows of x through one SM
+            t_steps = max(math.ceil(k_split / bk) * c.linear_k_step, (tn + tm) * k_split * dtype_bytes / c.per_sm_bw)
+        else:
+            t_steps = math.ceil(k_split / bk) / stages * c.latency
         # the first wave's operands arriving and its results stored are the kernel's fixed
         # cost (gemm_floor, measured); later waves pay their own round trips
         t_wave = max(t_tile, t_steps)
@@ -1004,7 +1017,8 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
 # own host's figures (46 steps on three pairs of H100s, 41% within their band; validation/
 # expected/h100x2/report-llm-host*-hostrate.json) and 0.63-1.92x with the card's (73 steps,
-# with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and -holdout9b.json).
+# with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and
+# -holdout9b.json).
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
@@ -1510,17 +1524,8 @@ def compose(
     limiter = "host" if host_paced else max(share, key=lambda key: share[key])
     notes = []
     if c.missing:
-        # a narrow-tile figure without its pair is not used: F.linear keeps the general tiles
-        pair = {"linear_gemm_floor_s", "linear_gemm_k_step_s"}
-        other = [m for m in c.missing if m not in pair]
-        if other:
-            notes.append(f"{hw.id} gives no {', '.join(other)}: the model leaves those terms out")
-        if len(other) < len(c.missing):
-            given = next(iter(pair - set(c.missing)))
-            notes.append(
-                f"{hw.id} gives {given} without {next(iter(pair & set(c.missing)))}: the two go together, "
-                "so F.linear keeps the general tile search"
-            )
+        notes.append(f"{hw.id} gives no {', '.join(c.missing)}: the model leaves those terms out")
+    notes.extend(f"{hw.id} gives {u}" for u in c.unpaired)
     if c.standins:
         notes.append(
             f"{hw.id} gives no {', '.join(c.standins)}: the model takes its launch overhead "

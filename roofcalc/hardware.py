@@ -421,8 +421,9 @@ class Expected(_Strict):
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
     # cuBLAS's narrow-tile kernels for F.linear with few rows (nvjet "tst_64xN": 64 weight rows
     # by 8 to 96 rows of x per tile; the model takes up to 64): a fixed cost per kernel, and each
-    # tile's k-loop, one 64-deep step after another (validation/bench/fit_linear_gemm.py: the kernels of decode steps inside
-    # CUDA graphs, validation/expected/h100/kernels/graph-decode/, h100x2/kernels/tp2-decode/)
+    # tile's k-loop, one 64-deep step after another (validation/bench/fit_linear_gemm.py: the
+    # kernels of decode steps inside CUDA graphs, validation/expected/h100/kernels/graph-decode/,
+    # h100x2/kernels/tp2-decode/)
     linear_gemm_floor_s: PositiveFigure | None = None
     linear_gemm_k_step_s: PositiveFigure | None = None
     # after an L2 flush that writes (zero_ of a large buffer: how benchmarks usually flush)
@@ -671,8 +672,9 @@ def _completed(cal: Hardware) -> Hardware:
 
 def _borrowed(cal: Hardware, part: Hardware, figs: dict[str, Any]) -> Hardware:
     """``cal`` with these expected figures of ``part`` (name: figure, or a table of them whose
-    entries join the calibration's own), each citing ``part``'s source; a source of the calibration's under the same name and another title
-    keeps its name, and the borrowed one is renamed after the part."""
+    entries join the calibration's own), each citing ``part``'s source; a source of the
+    calibration's under the same name and another title keeps its name, and the borrowed one is
+    renamed after the part."""
     sources = dict(cal.sources)
 
     def carry(fig: PositiveFigure) -> PositiveFigure:
@@ -698,9 +700,7 @@ def _with_base_cublas_figures(cal: Hardware, part: Hardware) -> Hardware:
     benchmark's sweep does), takes its part's, as they stand."""
     e, pe = cal.expected, part.expected
     figs: dict[str, Any] = {}
-    if e.gemm_sn_k_step_s is None and pe.gemm_sn_k_step_s is not None:
-        figs["gemm_sn_k_step_s"] = pe.gemm_sn_k_step_s
-    for name in ("linear_gemm_floor_s", "linear_gemm_k_step_s"):
+    for name in ("gemm_sn_k_step_s", "linear_gemm_floor_s", "linear_gemm_k_step_s"):
         if getattr(e, name) is None and getattr(pe, name) is not None:
             figs[name] = getattr(pe, name)
     missing = {t: f for t, f in pe.gemm_serial_split_step_s.items() if t not in e.gemm_serial_split_step_s}
