@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""How steady is the host that paces a step without CUDA graphs? A time series, one machine.
+
+Round after round for --seconds, in one process: the probe's hot loop of one tiny op
+(x.add_(1) back to back, as roofcalc/probe/torch_ops.py times it), then --steps back-to-back
+steps of one LLM case (validation/bench/llm_bench.py's own step: eager, or compiled with
+--engine compiled), timed with CUDA events as llm_bench.py times them. Each round also
+records the CPU the process ran on (/proc/self/stat), the machine's steal and busy time
+(/proc/stat) and the load average, so that a slow round can be told apart: migrated to
+another CPU, time taken by the hypervisor, or other work on the machine.
+
+Run it as is and under `taskset -c N` to see whether pinning the process changes the
+spread. Stand-alone (torch and the standard library).
+
+    python validation/bench/host_jitter.py --model llama-3.2-3b --seq 256 --seconds 60 --out j.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib
+import llm_bench
+
+
+def cpu_now() -> int:
+    """The CPU this process last ran on (field 39 of /proc/self/stat)."""
+    with open("/proc/self/stat") as f:
+        tail = f.read().rsplit(")", 1)[1].split()
+    return int(tail[36])
+
+
+def cpu_times() -> list[int]:
+    """The machine's jiffies: user nice system idle iowait irq softirq steal ..."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
+def hot_loop(n: int = 1000) -> float:
+    x = torch.zeros(1, device="cuda")
+    for _ in range(50):
+        x.add_(1)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        x.add_(1)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / n
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="llama-3.2-3b", choices=sorted(llm_bench.MODELS))
+    ap.add_argument("--phase", default="prefill", choices=("prefill", "decode"))
+    ap.add_argument("--engine", default="eager", choices=("eager", "compiled"))
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--seq", type=int, default=256, help="prompt tokens (prefill) or context (decode)")
+    ap.add_argument("--steps", type=int, default=5, help="timed steps a round")
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--label", default="", help="what the condition was (recorded)")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    torch.set_grad_enabled(False)
+    llm_bench.configure_compile()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    sdpa_kernel(SDPBackend.FLASH_ATTENTION).__enter__()
+    d = llm_bench.Dist("cuda")
+    model = llm_bench.Model(a.model, dict(llm_bench.MODELS[a.model]), d)
+    step, _info, _state = llm_bench.make_step(model, a.phase, a.engine, a.batch, a.seq, "inductor")
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    rounds = []
+    t_start = time.perf_counter()
+    while time.perf_counter() - t_start < a.seconds:
+        c0, cpu0 = cpu_times(), cpu_now()
+        hot = [hot_loop() for _ in range(3)]
+        steps = llm_bench.time_events(step, a.steps, 1, d)
+        c1, cpu1 = cpu_times(), cpu_now()
+        dt = [y - x for x, y in zip(c0, c1, strict=True)]
+        total = sum(dt[:8]) or 1
+        rounds.append({
+            "t_s": round(time.perf_counter() - t_start, 3),
+            "cpu": [cpu0, cpu1],
+            "hot_op_s": [round(h, 9) for h in hot],
+            "step_s": [round(s, 9) for s in steps],
+            "steal_frac": dt[7] / total,
+            "busy_frac": 1 - (dt[3] + dt[4]) / total,
+            "loadavg1": os.getloadavg()[0],
+        })
+    out = {
+        "schema": 1,
+        "kind": "host-jitter",
+        "date": benchlib.utc_now(),
+        "command": " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]]),
+        "label": a.label,
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "cpus": os.cpu_count(),
+        "device": benchlib.device_info(torch.device("cuda")),
+        "driver": benchlib.driver_version(),
+        "torch": torch.__version__,
+        "case": {"model": a.model, "phase": a.phase, "engine": a.engine, "batch": a.batch, "n": a.seq},
+        "rounds": rounds,
+    }
+    benchlib.write_json_atomic(a.out, out)
+    hot = [statistics.median(r["hot_op_s"]) for r in rounds]
+    st = [statistics.median(r["step_s"]) for r in rounds]
+    q = statistics.quantiles
+    print(f"{a.label or 'run'}: {len(rounds)} rounds, affinity {len(out['affinity'])} cpus, "
+          f"cpus visited {len({c for r in rounds for c in r['cpu']})}")
+    print(f"  hot op  us: p10 {q(hot, n=10)[0] * 1e6:6.2f} median {statistics.median(hot) * 1e6:6.2f} "
+          f"p90 {q(hot, n=10)[-1] * 1e6:6.2f}")
+    print(f"  step    ms: p10 {q(st, n=10)[0] * 1e3:6.2f} median {statistics.median(st) * 1e3:6.2f} "
+          f"p90 {q(st, n=10)[-1] * 1e3:6.2f}")
+    print(f"  steal max {max(r['steal_frac'] for r in rounds):.3f}, busy median "
+          f"{statistics.median(r['busy_frac'] for r in rounds):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
