@@ -122,14 +122,22 @@ def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
     return _report("ops", data, hw, source, results, TARGET_BAND)
 
 
-def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
+def llm_report(data: dict[str, Any], hw: Hardware, source: str, case_host: bool = False) -> Report:
     """Each decode/prefill case of an llm_bench.py file: the decode or prefill op with the
-    model's preset, the batch, context or prompt length, engine, CUDA graphs and GPUs."""
+    model's preset, the batch, context or prompt length, engine, CUDA graphs and GPUs. With
+    ``case_host``, each case that recorded its host's speed around its own timing is evaluated
+    with that (``case_host_op``, ``with_host_op``)."""
     from .presets import get_preset
 
     results: list[CaseResult] = []
     refused: list[str] = []
-    for case in _cases(data, source):
+    cases = _cases(data, source)
+    if case_host and not any("host_op_s" in c for c in cases):
+        raise InputError(
+            f"{source}: no case records its host's speed (host_op_s, which validation/bench/llm_bench.py "
+            "writes around each step it times without CUDA graphs)"
+        )
+    for case in cases:
         if case.get("error") or case.get("median_s") is None:
             continue
         phase = str(case.get("phase"))
@@ -153,8 +161,10 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
         else:
             params["seq"] = case["seq"]
         band = LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND
+        op = case_host_op(case, f"{source}: case {label}") if case_host else None
+        hw_case = with_host_op(hw, op, f"{label}'s own hot loop") if op is not None else hw
         try:
-            results.append(_case_result(case, label, phase, hw, params, preset, source, band, refusable=True))
+            results.append(_case_result(case, label, phase, hw_case, params, preset, source, band, refusable=True))
         except CheckError as e:  # a measured case the op refuses (a context beyond the model's): listed
             refused.append(f"{label}: {e}")
     return _report("llm", data, hw, source, results, LLM_DECODE_BAND, refused)
@@ -281,6 +291,44 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
     }
     out = hw.model_copy(update={"expected": hw.expected.model_copy(update=update)})
     return out, f"{said} ({names})"
+
+
+def case_host_op(case: dict[str, Any], where: str) -> float | None:
+    """The host's cost per op while a case's steps ran: llm_bench.py's hot loop just before and
+    just after its timing (``host_op_s``), their mean; under tensor parallelism the slowest
+    rank's, whose host the others wait for at each collective. None where the case recorded
+    none (steps replayed from a CUDA graph); a malformed or implausible record is an InputError."""
+    if "host_op_s" not in case:
+        return None
+    per_rank = case.get("host_op_s_per_rank") or [case["host_op_s"]]
+    lo, hi = HOST_FIGURE_RANGE
+    means = []
+    for rec in per_rank if isinstance(per_rank, list) else [per_rank]:
+        raw = [rec.get(k) for k in ("before", "after")] if isinstance(rec, dict) else []
+        vals = [float(v) for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(vals) != 2:
+            raise InputError(f"{where}: host_op_s is not {{before: seconds, after: seconds}} (got {rec!r:.80})")
+        if not all(lo <= v <= hi for v in vals):
+            raise InputError(f"{where}: a host op of {max(vals):.3g} s is outside {lo:g}-{hi:g} s")
+        means.append(sum(vals) / 2)
+    return max(means)
+
+
+def with_host_op(hw: Hardware, op: float, whose: str) -> Hardware:
+    """``hw`` with the host's cost per op ``op`` (s); its compiled-call figures, where it gives
+    them, scale with it (a host's speed moves both: validation/expected/h100/host/jitter1/)."""
+    base = hw.expected.torch_op_floor_s
+    update: dict[str, Any] = {
+        "torch_op_floor_s": PositiveFigure(value=op, source="host-rate", kind="measured", note=whose)
+    }
+    for name in ("compiled_kernel_host_s", "compiled_entry_host_s"):
+        fig = getattr(hw.expected, name)
+        if fig is not None and base is not None:
+            note = f"{fig.value:.3g} s x {op:.3g} / {base.value:.3g} ({whose})"
+            update[name] = PositiveFigure(
+                value=fig.value * op / base.value, source="host-rate", kind="measured", note=note
+            )
+    return hw.model_copy(update={"expected": hw.expected.model_copy(update=update)})
 
 
 def _report(

@@ -19,6 +19,13 @@ from .common import CheckedCommand, FileArg, emit_json, shared
     help="a record of validation/bench/host_rate.py from the same call: the host's figures (op floor, "
     "compiled call) are taken from it (repeat: their mean)",
 )
+@click.option(
+    "--host-per-case",
+    "host_per_case",
+    is_flag=True,
+    help="each step without CUDA graphs against its host's speed measured around its own timing "
+    "(llm_bench.py's host_op_s): the op floor is that, and compiled-call figures scale with it",
+)
 def validate_cmd(
     measurements: str,
     hw_name: str | None,
@@ -26,6 +33,7 @@ def validate_cmd(
     as_json: bool,
     show_all: bool,
     host_rates: tuple[str, ...],
+    host_per_case: bool,
 ) -> None:
     """Recompute measured / expected for saved timings (validation/bench output).
 
@@ -41,6 +49,7 @@ def validate_cmd(
       roofcalc validate validation/expected/h100/ops.json --calibration validation/probe/h100/calibration.yaml
       roofcalc validate validation/expected/h200x2/llm_tp2.json --hw h200 --json
       roofcalc validate validation/expected/h100/host/run3/llm-nograph.json --host-rate validation/expected/h100/host/run3/host-rate.json
+      roofcalc validate validation/expected/h100/host/run7/llm-prefill.json --host-per-case
     """
     from ..errors import InputError
     from ..resolve import resolve_hardware
@@ -58,7 +67,14 @@ def validate_cmd(
         records = [(p, parse_json(read_text(p, what="host-rate record"), p)) for p in host_rates]
         dev = data.get("device")
         hw, host = with_host_rates(hw, records, dev.get("name") if isinstance(dev, dict) else None)
-    report = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, measurements)
+    if host_per_case and data["kind"] != "llm":
+        raise InputError("--host-per-case needs a file of validation/bench/llm_bench.py (kind: llm)")
+    if data["kind"] == "ops":
+        report = ops_report(data, hw, measurements)
+    else:
+        report = llm_report(data, hw, measurements, case_host=host_per_case)
+    if host_per_case:
+        host = (host + "; " if host else "") + "each case's op floor from its own hot loop (host_op_s)"
     if host is not None:
         report = report.model_copy(update={"host_rate": host})
     if as_json:

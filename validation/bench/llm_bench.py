@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import os
 import platform
 import re
 import shlex
+import statistics
 import sys
 import time
 import traceback
@@ -432,6 +434,22 @@ def make_step(model: Model, phase: str, engine: str, b: int, n: int, backend: st
 
 # --------------------------------------------------------------------------- timing
 
+def probe_ops() -> Any:
+    """roofcalc/probe/torch_ops.py by its path (it needs only torch): the probe's own hot loop."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roofcalc", "probe", "torch_ops.py")
+    spec = importlib.util.spec_from_file_location("torch_ops", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def host_op_s(reps: int = 3) -> float | None:
+    """The host's cost per op now: the probe's hot loop of x.add_(1) (torch_op_floor), the
+    median of `reps` samples of 1,000 ops; None if its tensor did not hold the sum."""
+    rec = probe_ops().torch_op_floor(torch, reps)
+    return statistics.median(rec["samples_s"]) if rec["verified"] else None
+
+
 def time_events(fn: Callable[[], Any], groups: int, per: int, d: Dist) -> list[float]:
     """Seconds per call: `groups` groups of `per` back-to-back calls, one event pair each."""
     if d.dev.type != "cuda":
@@ -561,7 +579,17 @@ def run_case(model: Model, case: dict[str, Any], d: Dist, args: argparse.Namespa
         d.barrier()
         return time_events(runner, groups, per, d)
 
+    # A step without graphs is as fast as its host issues it, and the host's speed moves from
+    # one second to the next (validation/expected/h100/host/jitter1/): the probe's hot loop just
+    # before and just after the timing gives the host's speed while the steps ran.
+    paced = graph is None and cuda
+    host_before = stage(d, "host op", host_op_s) if paced else None
     times = stage(d, "timing", timed)
+    if paced:
+        host_after = stage(d, "host op", host_op_s)
+        rec["host_op_s"] = {"before": host_before, "after": host_after}
+        if d.tp:
+            rec["host_op_s_per_rank"] = d.gather_obj(rec["host_op_s"])
 
     def check():
         logits = out_holder["out"] if graph is not None else step()
