@@ -443,10 +443,11 @@ def probe_ops() -> Any:
     return mod
 
 
-def host_op_s(reps: int = 3) -> float | None:
+def host_op_s(reps: int = 7, n: int = 300) -> float | None:
     """The host's cost per op now: the probe's hot loop of x.add_(1) (torch_op_floor), the
-    median of `reps` samples of 1,000 ops; None if its tensor did not hold the sum."""
-    rec = probe_ops().torch_op_floor(torch, reps)
+    median of `reps` samples of `n` ops (short samples: a stall of the host spoils one, not the
+    median); None if its tensor did not hold the sum."""
+    rec = probe_ops().torch_op_floor(torch, reps, n)
     return statistics.median(rec["samples_s"]) if rec["verified"] else None
 
 
