@@ -44,7 +44,11 @@ def test_committed_report_matches_the_code(path: Path) -> None:
         ]
         hw, said = with_host_rates(hw, records, data["device"]["name"])
         assert said == committed["host_rate"]
-    fresh = (ops_report if data["kind"] == "ops" else llm_report)(data, hw, committed["source"])
+    if data["kind"] == "ops":
+        fresh = ops_report(data, hw, committed["source"])
+    else:
+        # -hostcase: each case against its own host op, timed around it (--host-per-case)
+        fresh = llm_report(data, hw, committed["source"], case_host=path.stem.endswith("-hostcase"))
     assert fresh.model_dump(mode="json")["summary"] == committed["summary"]
     assert [c["label"] for c in committed["worst"]] == [c.label for c in fresh.worst]
 
@@ -171,3 +175,57 @@ def test_an_unusable_compiled_fit_leaves_the_compiled_figures_to_the_card_and_sa
     op = sorted(rec["torch_op"]["samples_s"])[3]
     assert card(hw).compiled_kernel == pytest.approx(COMPILED_KERNEL_OPS * op, rel=1e-12)
     assert "this host's op, as where no probe measured them (no usable compiled-call fit: rec.json: its results" in said
+
+
+def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_path: Path) -> None:
+    """--host-per-case: a step without graphs is evaluated with the hot loop timed around it
+    (host_op_s: the mean of before and after; under TP the slowest rank's). By hand, for a step
+    its host paces, the host's issue is its eager ops x EAGER_STEP_HOST_FACTOR x that op, so a
+    host twice as slow gives twice the expected time; a step replayed from a graph records none
+    and keeps the card's figures. Malformed records, a file where no case has one, and an ops
+    file are usage errors (exit 2) with one line."""
+    from roofcalc.expected import EAGER_STEP_HOST_FACTOR
+    from roofcalc.validation import case_host_op
+
+    from .conftest import run
+
+    def case(**kw: object) -> dict[str, object]:
+        base = {"model": "llama-3.2-1b", "phase": "prefill", "engine": "eager", "batch": 1, "seq": 128}
+        return {**base, "gpus": 1, "cuda_graphs": False, "median_s": 0.01, **kw}
+
+    graph = case(phase="decode", context=512, cuda_graphs=True, seq=None)
+    data = {
+        "kind": "llm",
+        "device": {"name": "NVIDIA H100 80GB HBM3"},
+        "cases": [
+            case(host_op_s={"before": 6e-6, "after": 10e-6}),
+            case(host_op_s={"before": 16e-6, "after": 16e-6}),
+            graph,
+        ],
+    }
+    hw = load_hardware("h100")
+    rep = llm_report(data, hw, "t", case_host=True)
+    a, b, g = rep.cases
+    assert "at 16.0 us (2 x the 8.0 us of a hot loop" in a.why and "at 32.0 us (2 x the 16.0 us" in b.why
+    assert EAGER_STEP_HOST_FACTOR == 2.0
+    assert b.expected_s == pytest.approx(2 * a.expected_s, rel=1e-9)
+    assert g.expected_s == llm_report({**data, "cases": [graph]}, hw, "t").cases[0].expected_s
+    # the slowest rank's host paces a tensor-parallel step
+    ranks = [{"before": 6e-6, "after": 6e-6}, {"before": 9e-6, "after": 11e-6}]
+    assert case_host_op({"host_op_s": ranks[0], "host_op_s_per_rank": ranks}, "t") == pytest.approx(10e-6)
+    assert case_host_op({}, "t") is None
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(data))
+    res = run("validate", str(good), "--host-per-case", "--json")
+    assert res.exit_code == 0 and "own hot loop" in json.loads(res.stdout)["host_rate"]
+    bad_records = [{"before": 6e-6}, {"before": "6e-6", "after": 6e-6}, {"before": 6e-6, "after": -1.0}, [1, 2]]
+    files = [(f"bad{i}.json", {**data, "cases": [case(host_op_s=r)]}) for i, r in enumerate(bad_records)]
+    files.append(("none.json", {**data, "cases": [graph]}))
+    files.append(("ops.json", {"kind": "ops", "device": data["device"], "cases": []}))
+    for name, content in files:
+        p = tmp_path / name
+        p.write_text(json.dumps(content))
+        res = run("validate", str(p), "--host-per-case")
+        assert res.exit_code == 2, (name, res.output)
+        assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == "", (name, res.output)

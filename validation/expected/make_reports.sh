@@ -45,6 +45,19 @@ report h100/host/run5/llm-prefill-holdout12.json h100 "" h100/report-llm-prefill
 hostrate h100/host/run5/llm-prefill-holdout12.json h100 h100/host/run5 h100/report-llm-prefill-holdout12
 report h100/host/run6/llm-prefill-small.json h100 "" h100/report-llm-host-run6-prefill
 hostrate h100/host/run6/llm-prefill-small.json h100 h100/host/run6 h100/report-llm-host-run6-prefill
+# each step without graphs against its own host's speed, timed around it by llm_bench.py
+# (host_op_s, from run7 and host7 on); also against the card's and the call's host figures
+hostcase() {  # measurements, hardware name, output stem
+  roofcalc validate "$1" --hw "$2" --host-per-case --json > "$3-hostcase.json"
+}
+for set in llm-prefill llm-prefill-compiled; do
+  report h100/host/run7/$set.json h100 "" h100/report-llm-host-run7-${set#llm-}
+  hostrate h100/host/run7/$set.json h100 h100/host/run7 h100/report-llm-host-run7-${set#llm-}
+  hostcase h100/host/run7/$set.json h100 h100/report-llm-host-run7-${set#llm-}
+done
+report h100x2/host7/tp2-prefill.json h100 "" h100x2/report-llm-host7-tp2-prefill
+hostrate h100x2/host7/tp2-prefill.json h100 h100x2/host7 h100x2/report-llm-host7-tp2-prefill
+hostcase h100x2/host7/tp2-prefill.json h100 h100x2/report-llm-host7-tp2-prefill
 # tensor parallel on two H100s without CUDA graphs (h100x2/host/, host2/)
 for set in tp2-prefill-small tp2-nograph; do
   report h100x2/host/$set.json h100 "" h100x2/report-llm-host-$set
