@@ -58,6 +58,12 @@ done
 report h100x2/host7/tp2-prefill.json h100 "" h100x2/report-llm-host7-tp2-prefill
 hostrate h100x2/host7/tp2-prefill.json h100 h100x2/host7 h100x2/report-llm-host7-tp2-prefill
 hostcase h100x2/host7/tp2-prefill.json h100 h100x2/report-llm-host7-tp2-prefill
+# a hold-out of both, on one GPU and at TP=2 of another pair (host8/)
+for set in llm-prefill-holdout tp2-prefill-holdout; do
+  report h100x2/host8/$set.json h100 "" h100x2/report-llm-host8-$set
+  hostrate h100x2/host8/$set.json h100 h100x2/host8 h100x2/report-llm-host8-$set
+  hostcase h100x2/host8/$set.json h100 h100x2/report-llm-host8-$set
+done
 # tensor parallel on two H100s without CUDA graphs (h100x2/host/, host2/)
 for set in tp2-prefill-small tp2-nograph; do
   report h100x2/host/$set.json h100 "" h100x2/report-llm-host-$set
