@@ -970,14 +970,14 @@ EAGER_STEP_HOST_FACTOR = 2.0
 
 # A torch.compile'd function costs its host more per kernel than an eager op: Inductor's
 # generated Python calls each Triton kernel's launcher or cuBLAS, after the function's entry
-# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on thirteen machines
+# (Dynamo's guards, the AOT and Inductor wrappers). In hot loops on fourteen machines
 # (roofcalc/probe/torch_ops.py torch_compiled_floor via validation/bench/host_rate.py, in
-# validation/expected/h100/host/run3-run7/ and h100x2/host/, host2/-host8/) a kernel cost
+# validation/expected/h100/host/run3-run8/ and h100x2/host/, host2/-host8/) a kernel cost
 # 1.05-2.48x the same call's hot-loop op (a machine's records averaged) and an entry 5.5-10.4x;
 # where no probe measured a card's compiled figures, they are the medians over the machines,
-# 1.76x and 6.80x its op floor (the host's speed scales both, if not exactly alike).
-COMPILED_KERNEL_OPS = 1.76
-COMPILED_ENTRY_OPS = 6.80
+# 1.79x and 6.81x its op floor (the host's speed scales both, if not exactly alike).
+COMPILED_KERNEL_OPS = 1.79
+COMPILED_ENTRY_OPS = 6.81
 # A compiled step costs its host more than the hot loop of one compiled function, as an eager
 # step does (EAGER_STEP_HOST_FACTOR), but less: the generated code is one straight Python
 # function per region, where an eager layer walks dozens of ops, views and frames. The 13
@@ -999,22 +999,22 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 COLLECTIVES = ("allreduce", "allgather")
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
-# term is the host's issue measured 0.64-1.72x of the model with the card's figures (155 steps
-# on H100 and H200 machines, 46% within their band; the registry reports,
+# term is the host's issue measured 0.62-1.71x of the model with the card's figures (162 steps
+# on H100 and H200 machines, 49% within their band; the registry reports,
 # validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
 # machines of one card, and 0.68-1.67x with the figures of their own host measured in the same
-# call (143 steps, 74% within their band; the -hostrate reports): the rest is the host's speed
+# call (149 steps, 74% within their band; the -hostrate reports): the rest is the host's speed
 # from one second to the next, the least stable thing measured here (one H100 machine's hot loop
 # ran 6.2-10.3 us, and a 3B prefill 12.9-27.8 ms, in five minutes: validation/expected/h100/host/
 # jitter1/). With the host's speed timed just before and after each step (llm_bench.py's
-# host_op_s, roofcalc validate --host-per-case), 32 host-paced steps on two machines read
-# 0.61-1.16x, 30 within their band; the two below had a hot-loop sample caught in a stall (the
-# -hostcase reports of validation/expected/h100/host/run7/ and h100x2/host8/).
+# host_op_s, roofcalc validate --host-per-case), 38 host-paced steps on three machines read
+# 0.61-1.32x, 35 within their band (validation/expected/h100/report-llm-host-run7-*-hostcase.json,
+# -run8-prefill-hostcase.json, h100x2/report-llm-host8-llm-prefill-holdout-hostcase.json).
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the host's speed, which moves from one second to the next, and such steps measured "
     "0.6x to 1.7x of this on different machines (0.7x to 1.7x with each host's own figures: "
-    "roofcalc probe --save-calibration; 0.6x to 1.2x with the host's speed timed around each "
+    "roofcalc probe --save-calibration; 0.6x to 1.3x with the host's speed timed around each "
     "step); a CUDA graph (--cuda-graphs) takes the host out"
 )
 HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
@@ -1022,17 +1022,17 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
 # own host's figures (82 steps on five pairs of H100s, 52% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.60-1.86x with the card's (109 steps,
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.59-1.84x with the card's (109 steps,
 # with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and
 # -holdout9b.json). With each rank's host speed timed around each step (the slowest rank's
-# taken), 36 steps on two pairs read 0.74-1.31x, 33 within their band (validation/expected/
+# taken), 36 steps on two pairs read 0.74-1.30x, 33 within their band (validation/expected/
 # h100x2/report-llm-host7-tp2-prefill-hostcase.json, -host8-tp2-prefill-holdout-hostcase.json);
 # on host7 a step slowed 1.9x when one rank's hot loop slowed 1.35x, more than the model's
 # proportion.
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
-    "measured 0.6x to 1.8x of this with each host's own figures (0.6x to 1.9x with the card's; "
+    "measured 0.6x to 1.8x of this with each host's own figures (0.6x to 1.8x with the card's; "
     "0.7x to 1.3x with the ranks' speed timed around each step); a CUDA graph (--cuda-graphs) "
     "takes the host out"
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -131,37 +131,36 @@ def llm_report(data: dict[str, Any], hw: Hardware, source: str, case_host: bool 
 
     results: list[CaseResult] = []
     refused: list[str] = []
-    cases = _cases(data, source)
-    if case_host and not any("host_op_s" in c for c in cases):
+    cases = [c for c in _cases(data, source) if not c.get("error") and c.get("median_s") is not None]
+    if case_host and not any(HOST_KEYS & c.keys() for c in cases):
         raise InputError(
-            f"{source}: no case records its host's speed (host_op_s, which validation/bench/llm_bench.py "
-            "writes around each step it times without CUDA graphs)"
+            f"{source}: no measured case records its host's speed (host_op_s, which "
+            "validation/bench/llm_bench.py writes around each step it times without CUDA graphs)"
         )
     for case in cases:
-        if case.get("error") or case.get("median_s") is None:
-            continue
         phase = str(case.get("phase"))
         label = (
             f"{case.get('model')}-{phase}-{case.get('engine')}{'+graphs' if case.get('cuda_graphs') else ''}"
             f"-b{case.get('batch')}-{'c' if phase == 'decode' else 's'}{case.get('context') or case.get('seq')}"
             f"-tp{case.get('gpus', 1)}"
         )
-        preset = dict(get_preset(str(case["model"])).params)
+        where = f"{source}: case {label}"
+        preset = dict(get_preset(str(_field(case, "model", where))).params)
         if case.get("layers"):
-            preset["layers"] = int(case["layers"])
+            preset["layers"] = _count(case["layers"], "layers", where)
         params: dict[str, Any] = {
-            "batch": case["batch"],
-            "engine": case["engine"],
+            "batch": _field(case, "batch", where),
+            "engine": _field(case, "engine", where),
             "cuda_graphs": bool(case.get("cuda_graphs")),
-            "gpus": int(case.get("gpus", 1)),
+            "gpus": _count(case.get("gpus", 1), "gpus", where),
             "dtype": "bf16",
         }
         if phase == "decode":
-            params["context"] = case["context"]
+            params["context"] = _field(case, "context", where)
         else:
-            params["seq"] = case["seq"]
+            params["seq"] = _field(case, "seq", where)
         band = LLM_DECODE_BAND if phase == "decode" else LLM_PREFILL_BAND
-        op = case_host_op(case, f"{source}: case {label}") if case_host else None
+        op = case_host_op(case, where) if case_host else None
         hw_case = with_host_op(hw, op, f"{label}'s own hot loop") if op is not None else hw
         try:
             results.append(_case_result(case, label, phase, hw_case, params, preset, source, band, refusable=True))
@@ -192,7 +191,9 @@ def _case_result(
         if refusable and isinstance(e, CheckError):  # the op's own checks refuse it: the caller lists it
             raise
         raise InputError(f"{source}: case {label}: {e}") from None
-    measured = float(case["median_s"])
+    measured = case.get("median_s")
+    if not _real(measured) or not 0 < measured < math.inf:
+        raise InputError(f"{source}: case {label}: median_s is not a positive number of seconds (got {measured!r:.40})")
     return CaseResult(
         label=label,
         op=r.op,
@@ -293,24 +294,58 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
     return out, f"{said} ({names})"
 
 
+# The fields of an llm_bench.py case that give its host's speed around its timing
+HOST_KEYS = frozenset({"host_op_s", "host_op_s_per_rank"})
+
+
+def _real(v: object) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _field(case: dict[str, Any], key: str, where: str) -> Any:
+    if key not in case:
+        raise InputError(f"{where}: no {key!r}")
+    return case[key]
+
+
+def _count(v: object, key: str, where: str) -> int:
+    """A whole positive count of a case (gpus, layers)."""
+    if not _real(v) or v != int(v) or v < 1:
+        raise InputError(f"{where}: {key} is not a whole positive number (got {v!r:.40})")
+    return int(v)
+
+
 def case_host_op(case: dict[str, Any], where: str) -> float | None:
     """The host's cost per op while a case's steps ran: llm_bench.py's hot loop just before and
     just after its timing (``host_op_s``), their mean; under tensor parallelism the slowest
-    rank's, whose host the others wait for at each collective. None where the case recorded
-    none (steps replayed from a CUDA graph); a malformed or implausible record is an InputError."""
-    if "host_op_s" not in case:
+    rank's (``host_op_s_per_rank``, one record per rank), whose host the others wait for at each
+    collective. None where the case recorded none (steps replayed from a CUDA graph) or where a
+    hot loop failed its own check (a null figure): the card's figures stand. A malformed or
+    implausible record is an InputError."""
+    if not HOST_KEYS & case.keys():
         return None
-    per_rank = case.get("host_op_s_per_rank") or [case["host_op_s"]]
+    gpus = _count(case.get("gpus", 1), "gpus", where)
+    if gpus > 1:
+        ranks = case.get("host_op_s_per_rank")
+        if not isinstance(ranks, list) or len(ranks) != gpus:
+            raise InputError(
+                f"{where}: a case on {gpus} GPUs needs host_op_s_per_rank, one record per rank (got {ranks!r:.60})"
+            )
+        key = "host_op_s_per_rank"
+    else:
+        ranks, key = [case.get("host_op_s")], "host_op_s"
     lo, hi = HOST_FIGURE_RANGE
-    means = []
-    for rec in per_rank if isinstance(per_rank, list) else [per_rank]:
-        raw = [rec.get(k) for k in ("before", "after")] if isinstance(rec, dict) else []
-        vals = [float(v) for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(vals) != 2:
-            raise InputError(f"{where}: host_op_s is not {{before: seconds, after: seconds}} (got {rec!r:.80})")
-        if not all(lo <= v <= hi for v in vals):
-            raise InputError(f"{where}: a host op of {max(vals):.3g} s is outside {lo:g}-{hi:g} s")
-        means.append(sum(vals) / 2)
+    means: list[float] = []
+    for rec in ranks:
+        vals = [rec.get(k, "missing") for k in ("before", "after")] if isinstance(rec, dict) else []
+        if len(vals) != 2 or not all(v is None or _real(v) for v in vals):
+            raise InputError(f"{where}: a record of {key} is not {{before: seconds, after: seconds}} (got {rec!r:.80})")
+        if None in vals:  # the hot loop's tensor did not hold its sum: no figure
+            return None
+        bad = [v for v in vals if not lo <= v <= hi]
+        if bad:
+            raise InputError(f"{where}: a host op of {bad[0]:.3g} s in {key} is outside {lo:g}-{hi:g} s")
+        means.append(float(sum(vals)) / 2)
     return max(means)
 
 

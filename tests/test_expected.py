@@ -552,8 +552,8 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     """The notes' ranges are what the committed steps whose largest term is the host's issue
     measured against the model, with the card's figures (-registry reports), with the figures
     of the host that ran them (-hostrate reports) and with the host's speed timed around each
-    step (-hostcase reports): on one GPU 0.6x to 1.7x, 0.7x to 1.7x and 0.6x to 1.2x; under
-    tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.6x to 1.9x,
+    step (-hostcase reports): on one GPU 0.6x to 1.7x, 0.7x to 1.7x and 0.6x to 1.3x; under
+    tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.6x to 1.8x,
     0.6x to 1.8x and 0.7x to 1.3x."""
 
     def ratios(kind: str, tp: bool) -> list[float]:
@@ -566,14 +566,14 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
 
     card, own, case = ratios("registry", False), ratios("hostrate", False), ratios("hostcase", False)
     assert "0.6x to 1.7x of this on different machines (0.7x to 1.7x with each host's own figures" in HOST_PACED_NOTE
-    assert "0.6x to 1.2x with the host's speed timed around each step" in HOST_PACED_NOTE
+    assert "0.6x to 1.3x with the host's speed timed around each step" in HOST_PACED_NOTE
     assert len(card) >= 150 and 0.55 <= min(card) < 0.65 and 1.65 < max(card) <= 1.75
     assert len(own) >= 140 and 0.65 <= min(own) < 0.75 and 1.65 < max(own) <= 1.75
-    assert len(case) >= 30 and 0.55 <= min(case) < 0.65 and 1.15 < max(case) <= 1.25
+    assert len(case) >= 38 and 0.55 <= min(case) < 0.65 and 1.25 < max(case) <= 1.35
     card, own, case = ratios("registry", True), ratios("hostrate", True), ratios("hostcase", True)
-    assert "0.6x to 1.8x of this with each host's own figures (0.6x to 1.9x with the card's;" in HOST_PACED_TP_NOTE
+    assert "0.6x to 1.8x of this with each host's own figures (0.6x to 1.8x with the card's;" in HOST_PACED_TP_NOTE
     assert "0.7x to 1.3x with the ranks' speed timed around each step" in HOST_PACED_TP_NOTE
-    assert len(card) >= 100 and 0.55 <= min(card) < 0.65 and 1.85 < max(card) <= 1.95
+    assert len(card) >= 100 and 0.55 <= min(card) < 0.65 and 1.75 < max(card) <= 1.85
     assert len(own) >= 80 and 0.55 <= min(own) < 0.65 and 1.75 < max(own) <= 1.85
     assert len(case) >= 36 and 0.65 <= min(case) < 0.75 and 1.25 < max(case) <= 1.35
 
@@ -1268,7 +1268,7 @@ def test_compiled_host_figures_are_the_measured_multiples_of_the_op_floor() -> N
         if "torch_compiled" in json.loads(path.read_text()):
             op, k, e = _compiled_fit(path)
             machines.setdefault(path.parent, []).append((k / op, e / op))
-    assert len(machines) == 13
+    assert len(machines) == 14
     per = [tuple(sum(r[i] for r in rs) / len(rs) for i in range(2)) for rs in machines.values()]
     assert pytest.approx(_med([p[0] for p in per]), abs=0.01) == COMPILED_KERNEL_OPS
     assert pytest.approx(_med([p[1] for p in per]), abs=0.01) == COMPILED_ENTRY_OPS

@@ -182,8 +182,9 @@ def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_p
     (host_op_s: the mean of before and after; under TP the slowest rank's). By hand, for a step
     its host paces, the host's issue is its eager ops x EAGER_STEP_HOST_FACTOR x that op, so a
     host twice as slow gives twice the expected time; a step replayed from a graph records none
-    and keeps the card's figures. Malformed records, a file where no case has one, and an ops
-    file are usage errors (exit 2) with one line."""
+    and keeps the card's figures. Malformed records (under TP one per rank), malformed fields of
+    a case, a file where no measured case has a record, and an ops file are usage errors (exit 2)
+    with one line."""
     from roofcalc.expected import EAGER_STEP_HOST_FACTOR
     from roofcalc.validation import case_host_op
 
@@ -212,8 +213,11 @@ def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_p
     assert g.expected_s == llm_report({**data, "cases": [graph]}, hw, "t").cases[0].expected_s
     # the slowest rank's host paces a tensor-parallel step
     ranks = [{"before": 6e-6, "after": 6e-6}, {"before": 9e-6, "after": 11e-6}]
-    assert case_host_op({"host_op_s": ranks[0], "host_op_s_per_rank": ranks}, "t") == pytest.approx(10e-6)
+    tp = {"gpus": 2, "host_op_s": ranks[0], "host_op_s_per_rank": ranks}
+    assert case_host_op(tp, "t") == pytest.approx(10e-6)
     assert case_host_op({}, "t") is None
+    # a hot loop that failed its own check (null) leaves the case on the card's figures
+    assert case_host_op({"host_op_s": {"before": None, "after": 7e-6}}, "t") is None
 
     good = tmp_path / "good.json"
     good.write_text(json.dumps(data))
@@ -221,6 +225,15 @@ def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_p
     assert res.exit_code == 0 and "own hot loop" in json.loads(res.stdout)["host_rate"]
     bad_records = [{"before": 6e-6}, {"before": "6e-6", "after": 6e-6}, {"before": 6e-6, "after": -1.0}, [1, 2]]
     files = [(f"bad{i}.json", {**data, "cases": [case(host_op_s=r)]}) for i, r in enumerate(bad_records)]
+    # under TP, one record per rank: none, too few, or not a list
+    for i, per in enumerate([None, [], ranks[:1], ranks[0]]):
+        files.append((f"tp{i}.json", {**data, "cases": [case(gpus=2, host_op_s=ranks[0], host_op_s_per_rank=per)]}))
+    # malformed fields of a case, with or without the flag
+    for key, v in [("gpus", "two"), ("gpus", 0), ("median_s", "x"), ("layers", "x"), ("batch", None)]:
+        bad = case(host_op_s=ranks[0], **{key: v})
+        if v is None:
+            del bad[key]
+        files.append((f"field-{key}.json", {**data, "cases": [bad]}))
     files.append(("none.json", {**data, "cases": [graph]}))
     files.append(("ops.json", {"kind": "ops", "device": data["device"], "cases": []}))
     for name, content in files:

@@ -58,6 +58,11 @@ done
 report h100x2/host7/tp2-prefill.json h100 "" h100x2/report-llm-host7-tp2-prefill
 hostrate h100x2/host7/tp2-prefill.json h100 h100x2/host7 h100x2/report-llm-host7-tp2-prefill
 hostcase h100x2/host7/tp2-prefill.json h100 h100x2/report-llm-host7-tp2-prefill
+# decode with graphs and prefill without them, on one more H100 (run8/)
+report h100/host/run8/llm-decode-grid.json h100 ../probe/h100/calibration.yaml h100/report-llm-host-run8-decode-grid
+report h100/host/run8/llm-prefill.json h100 "" h100/report-llm-host-run8-prefill
+hostrate h100/host/run8/llm-prefill.json h100 h100/host/run8 h100/report-llm-host-run8-prefill
+hostcase h100/host/run8/llm-prefill.json h100 h100/report-llm-host-run8-prefill
 # a hold-out of both, on one GPU and at TP=2 of another pair (host8/)
 for set in llm-prefill-holdout tp2-prefill-holdout; do
   report h100x2/host8/$set.json h100 "" h100x2/report-llm-host8-$set
