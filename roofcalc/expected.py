@@ -1005,7 +1005,7 @@ COLLECTIVES = ("allreduce", "allgather")
 # machines of one card, and 0.68-1.67x with the figures of their own host measured in the same
 # call (149 steps, 74% within their band; the -hostrate reports): the rest is the host's speed
 # from one second to the next, the least stable thing measured here (one H100 machine's hot loop
-# ran 6.2-10.3 us, and a 3B prefill 12.9-27.8 ms, in five minutes: validation/expected/h100/host/
+# ran 6.3-10.3 us, and a 3B prefill 12.9-28.0 ms, in five minutes: validation/expected/h100/host/
 # jitter1/). With the host's speed timed just before and after each step (llm_bench.py's
 # host_op_s, roofcalc validate --host-per-case), 38 host-paced steps on three machines read
 # 0.61-1.32x, 35 within their band (validation/expected/h100/report-llm-host-run7-*-hostcase.json,

@@ -281,11 +281,13 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
 
         own = hw.expected.compiled_kernel_host_s is not None and hw.expected.compiled_entry_host_s is not None
         whose = (
-            "the hardware file's"
+            "the hardware file's, scaled with its op floor to this host's"
             if own
             else f"{COMPILED_KERNEL_OPS:g}x and {COMPILED_ENTRY_OPS:g}x this host's op, as where no probe measured them"
         )
         said += f"; compiled figures {whose} (no usable compiled-call fit: {'; '.join(unfit)})"
+        if own:  # a host's speed moves its compiled figures with its op (with_host_op)
+            return with_host_op(hw, op, f"mean over {names}"), f"{said} ({names})"
     update = {
         name: PositiveFigure(value=v, source="host-rate", kind="measured", note=f"mean over {names}")
         for name, v in figs.items()

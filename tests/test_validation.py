@@ -242,3 +242,26 @@ def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_p
         res = run("validate", str(p), "--host-per-case")
         assert res.exit_code == 2, (name, res.output)
         assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == "", (name, res.output)
+
+
+def test_a_host_rate_without_compiled_fit_scales_the_files_compiled_figures() -> None:
+    """A hardware file (a calibration) that gives compiled-call figures, with a host-rate record
+    whose compiled fit is unusable: the figures move with the host's op floor (op / the file's op),
+    as they do for a case's own hot loop, not kept at the file's machine's speed."""
+    from roofcalc.hardware import PositiveFigure
+
+    base = load_hardware("h100")
+    floor = float(base.expected.torch_op_floor_s.value)  # type: ignore[union-attr]
+    figs = {
+        "compiled_kernel_host_s": PositiveFigure(value=2 * floor, source="t", kind="measured"),
+        "compiled_entry_host_s": PositiveFigure(value=7 * floor, source="t", kind="measured"),
+    }
+    hw = base.model_copy(update={"expected": base.expected.model_copy(update=figs)})
+    rec = json.loads((ROOT / "h100" / "host" / "run4" / "host-rate.json").read_text())
+    rec.pop("torch_compiled")
+    op = sorted(rec["torch_op"]["samples_s"])[3]  # the median of 7
+    out, said = with_host_rates(hw, [("r", rec)])
+    assert float(out.expected.torch_op_floor_s.value) == pytest.approx(op, rel=1e-12)  # type: ignore[union-attr]
+    assert float(out.expected.compiled_kernel_host_s.value) == pytest.approx(2 * op, rel=1e-12)  # type: ignore[union-attr]
+    assert float(out.expected.compiled_entry_host_s.value) == pytest.approx(7 * op, rel=1e-12)  # type: ignore[union-attr]
+    assert "scaled with its op floor" in said

@@ -13,21 +13,19 @@ Run it as is and under `taskset -c N` to see whether pinning the process changes
 spread. Stand-alone (torch and the standard library).
 
     python validation/bench/host_jitter.py --model llama-3.2-3b --seq 256 --seconds 60 --out j.json
+    python validation/bench/host_jitter.py --read j.json      # its summary again (no GPU)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import time
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchlib
-import llm_bench
 
 
 def cpu_now() -> int:
@@ -44,6 +42,8 @@ def cpu_times() -> list[int]:
 
 
 def hot_loop(n: int = 1000) -> float:
+    import torch
+
     x = torch.zeros(1, device="cuda")
     for _ in range(50):
         x.add_(1)
@@ -55,7 +55,43 @@ def hot_loop(n: int = 1000) -> float:
     return (time.perf_counter() - t0) / n
 
 
+WINDOW_S = 5.0  # the summary's windows of rounds
+
+
+def summary(rec: dict) -> str:
+    """What a record shows: the hot-loop op and the step per round (medians of each round's
+    samples), their spread over windows of WINDOW_S seconds (each window's median), the
+    round-by-round correlation, and the step in hot-loop ops (p10, median, p90)."""
+    rounds = rec["rounds"]
+    hot = [statistics.median(r["hot_op_s"]) for r in rounds]
+    st = [statistics.median(r["step_s"]) for r in rounds]
+    windows: dict[int, list[int]] = {}
+    for i, r in enumerate(rounds):
+        windows.setdefault(int(r["t_s"] // WINDOW_S), []).append(i)
+    w_hot = [statistics.median(hot[i] for i in ix) for ix in windows.values()]
+    w_st = [statistics.median(st[i] for i in ix) for ix in windows.values()]
+    ratio = [s / h for s, h in zip(st, hot, strict=True)]
+    q = statistics.quantiles(ratio, n=10)
+    return "\n".join([
+        f"{rec.get('label') or 'run'}: {len(rounds)} rounds, affinity {len(rec['affinity'])} cpus, cpus at the "
+        f"rounds' ends {len({c for r in rounds for c in r['cpu']})}, steal at most "
+        f"{max(r['steal_frac'] for r in rounds):.3f}",
+        f"  {WINDOW_S:g}-s windows: hot op {min(w_hot) * 1e6:.2f}-{max(w_hot) * 1e6:.2f} us, step "
+        f"{min(w_st) * 1e3:.2f}-{max(w_st) * 1e3:.2f} ms ({max(w_st) / min(w_st):.2f}x)",
+        f"  round by round: correlation {statistics.correlation(hot, st):.2f}; step in hot-loop ops p10 "
+        f"{q[0]:,.0f}, median {statistics.median(ratio):,.0f}, p90 {q[-1]:,.0f}",
+    ])
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--read":
+        with open(sys.argv[2]) as f:
+            print(summary(json.load(f)))
+        return 0
+    import benchlib
+    import llm_bench
+    import torch
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="llama-3.2-3b", choices=sorted(llm_bench.MODELS))
     ap.add_argument("--phase", default="prefill", choices=("prefill", "decode"))
@@ -112,17 +148,7 @@ def main() -> int:
         "rounds": rounds,
     }
     benchlib.write_json_atomic(a.out, out)
-    hot = [statistics.median(r["hot_op_s"]) for r in rounds]
-    st = [statistics.median(r["step_s"]) for r in rounds]
-    q = statistics.quantiles
-    print(f"{a.label or 'run'}: {len(rounds)} rounds, affinity {len(out['affinity'])} cpus, "
-          f"cpus visited {len({c for r in rounds for c in r['cpu']})}")
-    print(f"  hot op  us: p10 {q(hot, n=10)[0] * 1e6:6.2f} median {statistics.median(hot) * 1e6:6.2f} "
-          f"p90 {q(hot, n=10)[-1] * 1e6:6.2f}")
-    print(f"  step    ms: p10 {q(st, n=10)[0] * 1e3:6.2f} median {statistics.median(st) * 1e3:6.2f} "
-          f"p90 {q(st, n=10)[-1] * 1e3:6.2f}")
-    print(f"  steal max {max(r['steal_frac'] for r in rounds):.3f}, busy median "
-          f"{statistics.median(r['busy_frac'] for r in rounds):.3f}")
+    print(summary(out))
     return 0
 
 
