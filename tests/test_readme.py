@@ -79,3 +79,36 @@ def test_shown_output_matches(cmd: str, expected: str) -> None:
 def test_example_runs(cmd: str) -> None:
     res = _run(cmd)
     assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+
+
+def test_the_llm_totals_are_what_the_reports_say() -> None:
+    """The README's totals over every committed LLM report are what
+    validation/expected/llm_totals.py counts in them (the reports are what the code computes:
+    tests/test_validation.py)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "validation" / "expected" / "llm_totals.py"
+    spec = importlib.util.spec_from_file_location("llm_totals", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def count(kind: str, step: str, *gpus: str) -> tuple[int, int]:
+        t = mod.totals(kind)
+        rows = [t[f"{step}, {g}"] for g in gpus]
+        return sum(int(r[0]) for r in rows), sum(int(r[1]) for r in rows)
+
+    text = " ".join(README.split())
+    both = ("1 GPU", "TP")
+    inside, n = count("registry", "decode, graphs", *both)
+    assert inside == n and f"both engines, {n} of {n} steps within [0.85, 1.2]" in text
+    inside, n = count("calibrated", "decode, graphs", *both)
+    assert inside == n and f"and {n} of {n} with calibrations" in text
+    inside, n = count("registry", "prefill, GPU-bound", *both)
+    assert f"the GPU's work, {inside} of {n} within [0.8, 1.25]" in text
+    inside, n = count("registry", "prefill, host-paced", *both)
+    assert f"(small prompts without graphs), {inside} of {n} with the card's figures" in text
+    inside, n = count("hostcase", "prefill, host-paced", "1 GPU")
+    assert f"({inside} of {n} within the band, three machines)" in text
+    inside, n = count("hostcase", "prefill, host-paced", "TP")
+    assert f"({inside} of {n}, two pairs)" in text
