@@ -999,7 +999,7 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 COLLECTIVES = ("allreduce", "allgather")
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
-# term is the host's issue measured 0.62-1.71x of the model with the card's figures (162 steps
+# term is the host's issue measured 0.62-1.70x of the model with the card's figures (162 steps
 # on H100 and H200 machines, 49% within their band; the registry reports,
 # validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
 # machines of one card, and 0.68-1.67x with the figures of their own host measured in the same
@@ -1022,12 +1022,12 @@ HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
 # own host's figures (82 steps on five pairs of H100s, 52% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.59-1.84x with the card's (109 steps,
+# expected/h100x2/report-llm-host*-hostrate.json) and 0.58-1.84x with the card's (109 steps,
 # with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and
 # -holdout9b.json). With each rank's host speed timed around each step (the slowest rank's
 # taken), 36 steps on two pairs read 0.74-1.30x, 33 within their band (validation/expected/
 # h100x2/report-llm-host7-tp2-prefill-hostcase.json, -host8-tp2-prefill-holdout-hostcase.json);
-# on host7 a step slowed 1.9x when one rank's hot loop slowed 1.35x, more than the model's
+# on host7 a step slowed 1.9x when the slower rank's hot loop slowed 1.31-1.37x, more than the model's
 # proportion.
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
