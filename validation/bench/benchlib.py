@@ -5,6 +5,8 @@ library only: these run on the GPU machine as they are)."""
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import importlib.util
 import json
 import math
 import os
@@ -16,6 +18,18 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+@functools.cache
+def probe_ops() -> Any:
+    """roofcalc/probe/torch_ops.py by its path (it needs only torch, not roofcalc's
+    dependencies): the probe's own hot loops, for the host's figures."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roofcalc", "probe", "torch_ops.py")
+    spec = importlib.util.spec_from_file_location("torch_ops", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
 
 def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

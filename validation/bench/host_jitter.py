@@ -41,20 +41,6 @@ def cpu_times() -> list[int]:
         return [int(x) for x in f.readline().split()[1:]]
 
 
-def hot_loop(n: int = 1000) -> float:
-    import torch
-
-    x = torch.zeros(1, device="cuda")
-    for _ in range(50):
-        x.add_(1)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        x.add_(1)
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / n
-
-
 WINDOW_S = 5.0  # the summary's windows of rounds
 
 
@@ -119,7 +105,7 @@ def main() -> int:
     t_start = time.perf_counter()
     while time.perf_counter() - t_start < a.seconds:
         c0, cpu0 = cpu_times(), cpu_now()
-        hot = [hot_loop() for _ in range(3)]
+        hot = benchlib.probe_ops().torch_op_floor(torch, 3)["samples_s"]
         steps = llm_bench.time_events(step, a.steps, 1, d)
         c1, cpu1 = cpu_times(), cpu_now()
         dt = [y - x for x, y in zip(c0, c1, strict=True)]

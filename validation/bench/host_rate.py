@@ -19,23 +19,11 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def probe_ops():
-    """roofcalc/probe/torch_ops.py by its path: it needs only torch, not roofcalc's dependencies."""
-    spec = importlib.util.spec_from_file_location("torch_ops", ROOT / "roofcalc" / "probe" / "torch_ops.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def torch_step_op(torch, reps, layers=8) :
     """Host time per kernel when Python issues an eager decoder step: a Llama-shaped decode
@@ -143,7 +131,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--layers", default="8,32", help="comma list: layers of the tiny step")
     args = ap.parse_args()
-    ops = probe_ops()
+    ops = benchlib.probe_ops()
     t0 = time.time()
     floor = ops.torch_op_floor(torch, args.reps)
     try:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import platform
 import re
@@ -53,7 +52,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from benchlib import device_info, driver_version, percentile, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic
+from benchlib import device_info, driver_version, percentile, probe_ops, sdpa_default_backend, selected_env, short_err, utc_now, write_json_atomic
 
 SCHEMA = 1
 DTYPE = torch.bfloat16
@@ -433,15 +432,6 @@ def make_step(model: Model, phase: str, engine: str, b: int, n: int, backend: st
 
 
 # --------------------------------------------------------------------------- timing
-
-def probe_ops() -> Any:
-    """roofcalc/probe/torch_ops.py by its path (it needs only torch): the probe's own hot loop."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roofcalc", "probe", "torch_ops.py")
-    spec = importlib.util.spec_from_file_location("torch_ops", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def host_op_s(reps: int = 7, n: int = 300) -> float | None:
     """The host's cost per op now: the probe's hot loop of x.add_(1) (torch_op_floor), the
