@@ -230,6 +230,10 @@ def parse_yaml(text: str, label: str, trusted: bool = False) -> Any:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        if "nesting" in problem:
+            # libyaml >= 0.2.6 (PyYAML 6.0.4 wheels) has a nesting limit of its own (1,000 levels) that
+            # its scanner can reach before the event pass above sees level 65: the same refusal
+            problem = f"nested deeper than {MAX_DEPTH} levels"
         raise SpecError(f"{label}{where}: invalid YAML: {clip(problem, 200)}") from None
     except RecursionError:  # not reached with MAX_DEPTH; kept so that it can never escape
         raise SpecError(f"{label}: invalid YAML: nested too deeply") from None

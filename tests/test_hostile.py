@@ -16,6 +16,7 @@ import copy
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -62,7 +63,12 @@ def invoke(*args: str) -> Any:
     return res
 
 
-def refused(res: Any, code: int, *needles: str) -> str:
+# What is wrong with a file nested too deeply, as the contract says it (not a library's wording: PyYAML 6.0.4's
+# libyaml has its own limit and message, which must still come out as one line naming the file and the problem)
+NESTED = re.compile(r"nest(ed|ing)\b.*\b(deep|depth)", re.I)
+
+
+def refused(res: Any, code: int, *needles: str | re.Pattern[str]) -> str:
     """Exit ``code``, nothing on stdout, one 'Error:' line holding every needle, no traceback, fast."""
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert res.exit_code == code, (res.exit_code, res.output[-600:])
@@ -73,6 +79,11 @@ def refused(res: Any, code: int, *needles: str) -> str:
     line = lines[0]
     rest = line
     for n in needles:
+        if isinstance(n, re.Pattern):
+            m = n.search(line)
+            assert m, (n.pattern, line)
+            rest = rest.replace(m.group(0), "")
+            continue
         assert n in line, (n, line)
         rest = rest.replace(n, "")
     assert len(rest) < 300, line  # never echoes a 5,000-digit number or a 50,000-bracket file
@@ -152,7 +163,7 @@ YAML_LOADERS = {
 @pytest.mark.parametrize("loader", sorted(YAML_LOADERS))
 def test_deep_yaml(tmp_path: Path, loader: str, shape: str) -> None:
     f = _write(tmp_path, "deep.yaml", YAML_DEEP[shape])
-    refused(invoke(*YAML_LOADERS[loader](f)), 2, f, "nested deeper than 64 levels")
+    refused(invoke(*YAML_LOADERS[loader](f)), 2, f, NESTED)
 
 
 @pytest.mark.parametrize("loader", sorted(YAML_LOADERS))
@@ -176,7 +187,7 @@ JSON_DEEP = {
 @pytest.mark.parametrize("op", ["decode", "prefill"])
 def test_deep_json(tmp_path: Path, op: str, shape: str) -> None:
     f = _write(tmp_path, "config.json", JSON_DEEP[shape])
-    refused(invoke("op", op, "--model-config", f), 2, f, "nested deeper than 64 levels")
+    refused(invoke("op", op, "--model-config", f), 2, f, NESTED)
 
 
 def test_json_brackets_inside_strings_do_not_count(tmp_path: Path) -> None:
@@ -233,7 +244,9 @@ def test_deep_nesting_in_a_real_process(subprocess_results: tuple[dict[str, int]
     codes, err, rc = subprocess_results
     assert rc == 0, (rc, err[-500:])  # not -11 (SIGSEGV): libyaml's composer never sees the file
     assert codes[name] == 2, codes
-    assert err.count("nested deeper than 64 levels") == len(SUBPROCESS_CASES) and "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == len(SUBPROCESS_CASES) and all(NESTED.search(ln) for ln in lines), err[-800:]
+    assert "Traceback" not in err
 
 
 # ------------------------------------------------------------------ numbers in hardware and calibration files
@@ -771,7 +784,7 @@ def test_parse_json(text: str, message: str | None) -> None:
 def test_one_megabyte_of_brackets_is_refused_at_once() -> None:
     for text, parse in (("[" * 999_000, parse_json), ("a: " + "[" * 999_000, parse_yaml)):
         t0 = time.perf_counter()
-        with pytest.raises(SpecError, match="nested deeper than 64 levels"):
+        with pytest.raises(SpecError, match=NESTED):
             parse(text, "x")
         assert time.perf_counter() - t0 < 0.5
 
