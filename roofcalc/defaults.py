@@ -6,6 +6,13 @@ import os
 
 DEFAULT_HARDWARE = "h100"
 
+# What a fit leaves free of the device's memory, besides weights, cache and the op's own tensors
+# (estimates, not measurements; override with --memory-reserve): a fixed part for the CUDA context,
+# the libraries' workspaces and communication buffers, and a share of the rest for the caching
+# allocator's fragmentation and transient activations.
+MEMORY_RESERVE_FIXED_BYTES = 2**30
+MEMORY_RESERVE_FRACTION = 0.05
+
 
 def default_hardware_name(name: str | None = None) -> str:
     """The hardware to use when none is named: $ROOFCALC_HW, else h100. A name that is given

@@ -158,8 +158,11 @@ class Memory(_Strict):
     capacity_bytes: PositiveFigure
     bandwidth_bytes_per_s: PositiveFigure
     bus_width_bits: Figure | None = None
+    # what the runtime reports as the device's memory (cudaDeviceProp.totalGlobalMem): the fit
+    # starts from it where measured, else from capacity_bytes
+    total_bytes: PositiveFigure | None = None
 
-    @field_validator("capacity_bytes", "bus_width_bits")
+    @field_validator("capacity_bytes", "bus_width_bits", "total_bytes")
     @classmethod
     def _whole(cls, fig: Figure | None) -> Figure | None:
         return _whole_figure(fig)

@@ -78,9 +78,20 @@ def bound_text(bound: str) -> Any:
     return Text(" MEMORY-BOUND ", style="bold white on dark_red")
 
 
-def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
+def summary_lines(c: Console, r: RooflineResult) -> None:
+    """The answer first: the summary line, what its band is, then every warning."""
+    if r.summary is not None:
+        c.print(f"[bold]{esc(r.summary.text)}[/bold]")
+        what = "band" if r.summary.band is not None else "why"
+        c.print(f"[dim]{what}: {esc(r.summary.band_note)}[/dim]")
+    for w in r.warnings:
+        c.print(f"[yellow]warning:[/yellow] {esc(w)}")
+
+
+def op_result(c: Console, r: RooflineResult, breakdown: bool = False, terms: bool = False) -> None:
     from rich.table import Table
 
+    summary_lines(c, r)
     params = esc("  ".join(f"{k}={v}" for k, v in r.params.items() if v is not None))
     cal = " \\[calibrated]" if r.calibrated else ""
     c.print(f"[bold]{esc(r.op)}[/bold] on [bold]{esc(r.hardware_name)}[/bold]{cal}, {r.dtype}   [dim]{params}[/dim]")
@@ -105,14 +116,16 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
     if r.interconnect_bytes:
         t.add_row("interconnect", fmt_time(r.t_interconnect_s), f"{fmt_bytes(r.interconnect_bytes)} sent per GPU")
         how = "max(compute, memory) + interconnect + overhead"
-    label = r.time_label or "predicted time"
-    t.add_row(f"[bold]{label}[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", how)
+    label = "bound: " + (r.time_label or "time")
+    t.add_row(f"[bold]{label}[/bold]", f"[bold]{fmt_time(r.predicted_s)}[/bold]", how + " (speed of light)")
     if r.bound != "interconnect":
         t.add_row("attainable", si(r.attainable_flops_per_s, "FLOP/s"), f"{r.fraction_of_peak:.1%} of peak")
     if r.tokens_per_s is not None and r.tokens is not None:
-        t.add_row("tokens per second", f"{r.tokens_per_s:,.0f}", f"{r.tokens:,} tokens per step")
+        t.add_row(
+            "bound: tokens/s", f"{r.tokens_per_s:,.0f}", f"{r.tokens:,} token{'s' if r.tokens != 1 else ''} per step"
+        )
     c.print(t)
-    expected_block(c, r)
+    expected_block(c, r, terms)
 
     b = Table(title="bytes by term", title_justify="left", show_edge=False, pad_edge=False)
     b.add_column("term", no_wrap=True)
@@ -157,7 +170,8 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
         )
         c.print(
             f"[bold]memory[/bold] {fmt_bytes(m.needed_bytes)} ({parts}){per} against "
-            f"{fmt_bytes(m.capacity_bytes)}: {verdict}"
+            f"{fmt_bytes(m.usable_bytes)} usable ({fmt_bytes(m.capacity_bytes)} less a "
+            f"{fmt_bytes(m.reserve_bytes)} reserve, --memory-reserve): {verdict}"
         )
     if r.crossover is not None:
         c.print(f"[bold]crossover[/bold] {esc(r.op)} {esc(r.crossover.text)}")
@@ -166,12 +180,14 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False) -> None:
             fmt_bytes(i.value) if i.name.endswith("bytes") else (si(i.value) if abs(i.value) >= 1e4 else f"{i.value:g}")
         )
         c.print(f"[cyan]{esc(i.name)}[/cyan] = {val}   [dim]{esc(i.help)}[/dim]")
-    for w in r.warnings:
-        c.print(f"[yellow]warning:[/yellow] {esc(w)}")
 
 
-def expected_block(c: Console, r: RooflineResult) -> None:
-    """The second block: the expected time on this card, its terms, and the headroom."""
+TOP_TERMS = 8  # terms of the expected time shown without --terms
+
+
+def expected_block(c: Console, r: RooflineResult, terms: bool = True) -> None:
+    """The second block: the expected time on this card, its terms, and the headroom. Without
+    ``terms``, the largest TOP_TERMS terms, one line each (no reasons) and the rest summed."""
     from rich.table import Table
 
     if r.expected_s is None:
@@ -185,11 +201,16 @@ def expected_block(c: Console, r: RooflineResult) -> None:
         show_edge=False,
         pad_edge=False,
     )
-    t.add_column("term", no_wrap=True)
+    t.add_column("term", no_wrap=True, overflow="fold")
     t.add_column("time", justify="right", no_wrap=True)
-    t.add_column("why", style="dim")
-    for term in r.expected_terms:
-        t.add_row(esc(term.name), fmt_time(term.seconds), esc(term.reason))
+    t.add_column("why" if terms else "share", style="dim", justify="left" if terms else "right")
+    shown = r.expected_terms if terms else sorted(r.expected_terms, key=lambda x: -x.seconds)[:TOP_TERMS]
+    total = sum(x.seconds for x in r.expected_terms) or 1.0
+    for term in shown:
+        t.add_row(esc(term.name), fmt_time(term.seconds), esc(term.reason) if terms else f"{term.seconds / total:.0%}")
+    rest = r.expected_terms[len(shown) :] if terms else [x for x in r.expected_terms if x not in shown]
+    if rest:
+        t.add_row(f"[dim]{len(rest)} more (--terms)[/dim]", fmt_time(sum(x.seconds for x in rest)), "")
     head = f"{r.headroom:.2f}x the bound" if r.headroom is not None else ""
     if r.expected_limiter:
         head += f"; mostly {r.expected_limiter}" + (

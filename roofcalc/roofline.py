@@ -27,6 +27,7 @@ from .hardware import Hardware
 from .opdefs import HARDWARE_NAMES, KERNEL_AMOUNTS, KERNEL_COUNTS, KERNEL_FORMULAS, MAX_INT_PARAM, OpDef, Param
 from .output import SCHEMA_VERSION
 from .record import Record
+from .summary import Summary, summarize
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,7 +63,9 @@ class MemoryFit(Record):
     needed_bytes: int | float
     gpus: int
     per_gpu_bytes: float
-    capacity_bytes: float
+    capacity_bytes: float  # the device's memory: total_bytes where measured, else the datasheet's
+    reserve_bytes: float  # left free for the context, workspaces and fragmentation
+    usable_bytes: float  # capacity - reserve: what the fit is checked against
     fits: bool
     gpus_needed: int
 
@@ -96,7 +99,7 @@ class RooflineResult(Record):
     t_memory_s: float
     launches: int
     t_overhead_s: float
-    predicted_s: float
+    predicted_s: float  # deprecated name of bound_s (kept for one release); the bound, never the expected
     attainable_flops_per_s: float
     fraction_of_peak: float
     calibrated: bool
@@ -118,6 +121,12 @@ class RooflineResult(Record):
     expected_limiter: str | None = None  # memory, compute, latency, launch, host or interconnect
     headroom: float | None = None  # expected / bound (predicted_s)
     expected_notes: list[str] = field(default_factory=list)
+    bound_s: float = 0.0  # the speed-of-light time (predicted_s's new name)
+    summary: Summary | None = None  # the answer first: printed first, and first in the JSON
+
+    def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
+        out = super().model_dump(mode)
+        return {"summary": out.pop("summary"), **out}
 
 
 # ------------------------------------------------------------ parameters
@@ -318,10 +327,12 @@ def evaluate(
     preset: dict[str, Any] | None = None,
     launch: str | None = None,
     expected: bool = True,
+    memory_reserve: float | None = None,
 ) -> RooflineResult:
     """The engine: pure arithmetic on resolved objects; reads no file, prints nothing.
     ``expected=False`` leaves out the expected time and the memory fit (the crossover search needs
-    only the bound)."""
+    only the bound). ``memory_reserve``: bytes per GPU the fit leaves free (None: the default
+    reserve, roofcalc.defaults)."""
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
     peak = hw.peak(dtype)
@@ -394,12 +405,14 @@ def evaluate(
                 help=row.help,
             )
         )
-    memory = _memory_fit(opdef, env, values, hw) if opdef.memory and expected else None
-    exp = _expected(opdef, env, hw, dtype, launch, warnings) if expected else None
+    memory = _memory_fit(opdef, env, values, hw, memory_reserve) if opdef.memory and expected else None
+    if memory is not None and not memory.fits:
+        warnings.insert(0, _no_fit_warning(memory))
+    exp = _expected(opdef, env, hw, dtype, launch, warnings) if expected and _measured(hw) else None
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
 
-    return RooflineResult(
+    result = RooflineResult(
         op=opdef.name,
         hardware=hw.id,
         hardware_name=hw.name,
@@ -436,7 +449,32 @@ def evaluate(
         expected_launch=exp.launch if exp else None,
         expected_limiter=exp.limiter if exp else None,
         headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
-        expected_notes=exp.notes if exp else [],
+        expected_notes=exp.notes if exp else [] if _measured(hw) or not expected else [_no_figures_note(hw)],
+        bound_s=predicted,
+    )
+    return result.model_copy(update={"summary": summarize(result)}) if expected else result
+
+
+def _measured(hw: Hardware) -> bool:
+    """Whether the card has measured figures for the expected-time model (its file's `expected`
+    section, from a probe run); without them the model would fall back to the peaks, i.e. print the
+    bound again under another name, so it gives no expected time at all."""
+    return any(getattr(hw.expected, name) not in (None, {}, []) for name in type(hw.expected).model_fields)
+
+
+def _no_figures_note(hw: Hardware) -> str:
+    return (
+        f"{hw.id} has no measured figures for the expected-time model; run `roofcalc probe` on the card "
+        "and pass its --save-calibration file with --calibration"
+    )
+
+
+def _no_fit_warning(m: MemoryFit) -> str:
+    per = f" per GPU on {m.gpus}" if m.gpus > 1 else ""
+    return (
+        f"does not fit: needs {m.per_gpu_bytes / 1e9:,.1f} GB{per} against {m.usable_bytes / 1e9:,.1f} GB usable "
+        f"({m.capacity_bytes / 1e9:,.1f} GB less a {m.reserve_bytes / 1e9:,.1f} GB reserve); "
+        f"at least {m.gpus_needed} GPUs of this kind"
     )
 
 
@@ -613,13 +651,23 @@ def _expected_by_part(parts: list[BreakdownItem], exp: Any) -> list[BreakdownIte
     return out
 
 
-def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw: Hardware) -> MemoryFit:
+def _memory_fit(
+    opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw: Hardware, reserve: float | None = None
+) -> MemoryFit:
     import math
+
+    from .defaults import MEMORY_RESERVE_FIXED_BYTES, MEMORY_RESERVE_FRACTION
 
     items = [ByteItem(term=n, bytes=_num(opdef, f"memory.{n}.expr", env), help=m.help) for n, m in opdef.memory.items()]
     needed = sum(i.bytes for i in items)
     gpus = int(values[opdef.gpus_param]) if opdef.gpus_param else 1
-    cap = float(hw.memory.capacity_bytes.value)
+    total = hw.memory.total_bytes or hw.memory.capacity_bytes
+    cap = float(total.value)
+    if reserve is None:
+        reserve = MEMORY_RESERVE_FIXED_BYTES + MEMORY_RESERVE_FRACTION * cap
+    if not 0 <= reserve < cap:
+        raise InputError(f"--memory-reserve: {reserve:,.0f} bytes leaves nothing of {hw.id}'s {cap:,.0f}")
+    usable = cap - reserve
     per_gpu = float(needed) / gpus
     return MemoryFit(
         items=items,
@@ -627,8 +675,10 @@ def _memory_fit(opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw:
         gpus=gpus,
         per_gpu_bytes=per_gpu,
         capacity_bytes=cap,
-        fits=per_gpu <= cap,
-        gpus_needed=_gpus_accepted(opdef, env, max(1, math.ceil(float(needed) / cap))),
+        reserve_bytes=reserve,
+        usable_bytes=usable,
+        fits=per_gpu <= usable,
+        gpus_needed=_gpus_accepted(opdef, env, max(1, math.ceil(float(needed) / usable))),
     )
 
 

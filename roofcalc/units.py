@@ -217,6 +217,15 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
+def fmt_time_range(low: float, high: float) -> str:
+    """54.4-61.2 ms; 980 us-1.10 ms when the two need different units."""
+    a, b = fmt_time(low), fmt_time(high)
+    ua, ub = a.rsplit(" ", 1), b.rsplit(" ", 1)
+    if len(ua) == 2 and len(ub) == 2 and ua[1] == ub[1]:
+        return f"{ua[0]}-{b}"
+    return f"{a}-{b}"
+
+
 def fmt_count(n: int | float) -> str:
     """FLOP counts: 1.10 TFLOP style without the unit."""
     return si(n, "", digits=3)

@@ -1068,44 +1068,22 @@ def test_softmax_block_kernels_issue_what_nsight_compute_counted() -> None:
 
 
 @pytest.mark.parametrize("part", ["a100", "b200", "h100-pcie"])
-def test_a_part_without_measured_floors_is_not_expected_below_its_bound(part: str) -> None:
-    # these files state no event, stream or host floor, only the launch overhead the bound
-    # charges per launch (launch_overhead_s): the model takes that for each floor, so a small
-    # op is expected at its kernels plus one launch overhead, never under the speed-of-light
-    # bound (before, b200's 128^3 GEMM was expected at 57 ns, 0.02x the bound)
-    launch = float(load_hardware(part).launch_overhead_s.value)  # type: ignore[union-attr]
+def test_a_part_without_measured_figures_gets_no_expected_time(part: str) -> None:
+    # these files have no `expected:` section (nothing measured on the card): the model would fall
+    # back to the peaks and print the bound again as "expected" (A100 8B decode came out at 1.05x
+    # the bound, against 1.95x on an H100). So there is no expected time, and the note says how to
+    # get one; the bound is unchanged.
     for op, params in (
         ("gemm", {"m": 128}),
-        ("dot", {"n": 4096}),
         ("softmax", {"rows": 1, "cols": 1024}),
-        ("layernorm", {"rows": 1, "cols": 1024}),
+        ("decode", {"model": "llama-3.1-8b"}),
     ):
         r = roofcalc.analyze(op, part, **params)
-        assert r.expected_s >= r.predicted_s, (op, r.expected_s, r.predicted_s)  # type: ignore[operator]
-        body = sum(k.seconds * k.count for k in r.expected_kernels)  # type: ignore[union-attr]
-        assert r.expected_s >= body + launch - 1e-15, op  # type: ignore[operator]
-        assert any("launch_overhead_s" in n for n in r.expected_notes), op  # type: ignore[union-attr]
-    # a CUDA graph's replay is one launch when no cost per node is measured: a tiny decode step
-    # replayed from a graph is not expected under its bound either (it was at 0.88x on b200)
-    step = roofcalc.analyze(
-        "decode",
-        part,
-        model="llama-3.1-8b",
-        engine="compiled",
-        cuda_graphs=True,
-        layers=2,
-        hidden=512,
-        heads=8,
-        kv_heads=8,
-        head_dim=64,
-        ffn=1024,
-        vocab=1000,
-        context=16,
-    )
-    assert step.expected_launch == "graph"  # type: ignore[attr-defined]
-    assert step.expected_s >= step.predicted_s  # type: ignore[operator]
-    body = sum(k.seconds * k.count for k in step.expected_kernels)  # type: ignore[union-attr]
-    assert step.expected_s == pytest.approx(body + launch)  # type: ignore[union-attr]
+        assert r.expected_s is None and r.expected_terms == [], op
+        assert r.bound_s == r.predicted_s > 0
+        assert r.summary is not None and r.summary.expected_s is None and r.summary.band is None
+        assert any("roofcalc probe" in n for n in r.expected_notes), r.expected_notes
+        assert "no expected time" in r.summary.text and "bound" in r.summary.text
 
 
 def test_reread_miss_share_runs_from_one_l2_partition_to_the_whole_l2() -> None:

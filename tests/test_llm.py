@@ -254,7 +254,7 @@ def test_model_and_config_together() -> None:
 def test_issue_examples(args: list[str]) -> None:
     res = run(*args)
     assert res.exit_code == 0, res.output
-    assert "memory" in res.stdout and "tokens per second" in res.stdout
+    assert "memory" in res.stdout and "bound: tokens/s" in res.stdout
 
 
 def test_breakdown_flag_and_json() -> None:

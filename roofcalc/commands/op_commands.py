@@ -18,6 +18,7 @@ from .common import (
     IntType,
     NameType,
     RangeOrInt,
+    SizeType,
     emit_json,
     finish_view,
     shared_option,
@@ -153,6 +154,9 @@ def build_op_command(opdef: OpDef) -> click.Command:
         calibration: str | None,
         as_json: bool,
         breakdown: bool = False,
+        terms: bool = False,
+        strict: bool = False,
+        memory_reserve: int | None = None,
         **given: Any,
     ) -> None:
         from ..resolve import resolve_hardware
@@ -160,18 +164,36 @@ def build_op_command(opdef: OpDef) -> click.Command:
 
         hw = resolve_hardware(hw_name, hw_file, calibration)
         params, preset = split_preset(opdef, given)
-        result = evaluate(opdef, hw, params, preset)
+        result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
         if opdef.crossover:
             cross = crossover(opdef, hw, opdef.crossover, params, preset, label=flag(opdef.crossover))
             result = result.model_copy(update={"crossover": cross})
         if as_json:
             emit_json(result.model_dump(mode="json"))
-            return
-        from ..render import console, op_result
+        else:
+            from ..render import console, op_result
 
-        op_result(console(), result, breakdown=breakdown)
+            op_result(console(), result, breakdown=breakdown, terms=terms)
+        if strict and result.memory is not None and not result.memory.fits:
+            raise click.ClickException("--strict: " + result.warnings[0])
 
     params = param_options(opdef, IntType()) + [shared_option(k) for k in ("hw", "hw_file", "calibration", "json")]
+    params.append(
+        click.Option(
+            ["--terms"], is_flag=True, help="every term of the expected time, with its reason (default: the largest)"
+        )
+    )
+    if opdef.memory:
+        params.append(
+            click.Option(
+                ["--memory-reserve"],
+                type=SizeType(),
+                default=None,
+                help="bytes per GPU the fit leaves free for the CUDA context, workspaces and fragmentation "
+                "(default: 1 GiB + 5% of the device's memory), e.g. 4GiB or 0",
+            )
+        )
+        params.append(click.Option(["--strict"], is_flag=True, help="exit 1 when the step does not fit in memory"))
     if opdef.breakdown:
         params.append(
             click.Option(["--breakdown"], is_flag=True, help="one row per layer kind: FLOPs, bytes, intensity, bound")

@@ -1,0 +1,143 @@
+"""The answer first: one summary of an op or LLM-step result (expected time with its band, tokens
+per second where they apply, the bound named as the bound, whether it fits).
+
+The band is data, not a guess: the spread of measured / expected over the committed validation
+cases of the same kind (roofcalc/bands.json, written by validation/expected/make_bands.py from
+the committed reports). Pure functions; the band file is read once, lazily, from the package.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .record import Record
+from .units import fmt_time, fmt_time_range, si
+
+if TYPE_CHECKING:
+    from .roofline import RooflineResult
+
+LLM_OPS = ("decode", "prefill")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Band(Record):
+    kind: str
+    low: float  # measured / expected, p5 (or the minimum with few cases)
+    high: float
+    median: float
+    cases: int
+    spread: str  # "p5-p95" or "min-max"
+    sample: str  # in-sample (the model was tuned on such cases) or hold-out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(Record):
+    """What `roofcalc op` answers, in one place: printed first, and first in the JSON."""
+
+    text: str
+    implementation: str | None
+    expected_s: float | None
+    expected_low_s: float | None
+    expected_high_s: float | None
+    band: Band | None
+    band_note: str
+    expected_tokens_per_s: float | None
+    bound_s: float
+    bound: str
+    bound_tokens_per_s: float | None
+    fits: bool | None
+    memory_needed_bytes: float | None
+    memory_usable_bytes: float | None
+
+
+@functools.cache
+def _bands() -> dict[str, Any]:
+    from importlib.resources import files
+
+    data: dict[str, Any] = json.loads(files("roofcalc").joinpath("bands.json").read_text(encoding="utf-8"))
+    return data
+
+
+def implementation_of(op: str, params: dict[str, Any]) -> str | None:
+    """The implementation whose kernels the expected time models (LLM steps only)."""
+    if op not in LLM_OPS:
+        return None
+    engine = params.get("engine") or "eager"
+    graphs = "+graphs" if params.get("cuda_graphs") else ""
+    return f"reference-{engine}{graphs}"
+
+
+def band_kind(op: str, params: dict[str, Any]) -> str:
+    """The key of bands.json that a result belongs to (validation/expected/make_bands.py: kind_of)."""
+    if op not in LLM_OPS:
+        return op
+    engine = params.get("engine") or "eager"
+    graphs = "graphs" if params.get("cuda_graphs") else "python"
+    gpus = params.get("gpus")
+    tp = "tp" if isinstance(gpus, int) and gpus > 1 else "1gpu"
+    return f"{op}/reference-{engine}/{graphs}/{tp}"
+
+
+def band_for(op: str, params: dict[str, Any]) -> Band | None:
+    kind = band_kind(op, params)
+    data = _bands()
+    b = data["bands"].get(kind)
+    if b is None:
+        return None
+    return Band(kind=kind, sample=str(data.get("sample", "")).split(":")[0], **b)
+
+
+def _fmt_rate(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.3g}"
+
+
+def summarize(r: RooflineResult) -> Summary:
+    """The summary of a result: expected (with its band) first, then the bound, then the fit."""
+    per = "/step" if r.tokens is not None else ""
+    impl = implementation_of(r.op, r.params)
+    band = band_for(r.op, r.params) if r.expected_s is not None else None
+    parts: list[str] = []
+    lo = hi = None
+    if r.expected_s is None:
+        note = "no expected time: " + (r.expected_notes[0] if r.expected_notes else "none modelled for this op")
+        parts.append("no expected time" + (" for this card" if "no measured figures" in note else ""))
+    else:
+        if band is None:
+            note = "no committed measurements of this kind: the expected time has no measured band"
+            parts.append(f"expected {fmt_time(r.expected_s)}{per} (no measured band)")
+        else:
+            lo, hi = r.expected_s * band.low, r.expected_s * band.high
+            note = f"{band.spread} of measured/expected, {band.cases:,} {band.sample} H100/H200 cases ({band.kind})"
+            parts.append(f"expected {fmt_time(r.expected_s)}{per} ({fmt_time_range(lo, hi)})")
+    exp_tps = (float(r.tokens) / r.expected_s) if r.tokens is not None and r.expected_s else None
+    if exp_tps is not None:
+        parts.append(f"{_fmt_rate(exp_tps)} tok/s")
+    parts.append(f"bound {fmt_time(r.predicted_s)} ({r.bound})")
+    fits = needed = usable = None
+    if r.memory is not None:
+        m = r.memory
+        fits, needed, usable = m.fits, float(m.per_gpu_bytes), float(m.usable_bytes)
+        per_gpu = " per GPU" if m.gpus > 1 else ""
+        verdict = "fits" if m.fits else "DOES NOT FIT:"
+        parts.append(f"{verdict} {si(m.per_gpu_bytes, 'B')}{per_gpu} of {si(m.usable_bytes, 'B')} usable")
+    if impl is not None:
+        parts.append(impl)
+    return Summary(
+        text=" · ".join(parts),
+        implementation=impl,
+        expected_s=r.expected_s,
+        expected_low_s=lo,
+        expected_high_s=hi,
+        band=band,
+        band_note=note,
+        expected_tokens_per_s=exp_tps,
+        bound_s=r.predicted_s,
+        bound=r.bound,
+        bound_tokens_per_s=r.tokens_per_s,
+        fits=fits,
+        memory_needed_bytes=needed,
+        memory_usable_bytes=usable,
+    )

@@ -1,0 +1,89 @@
+"""Write roofcalc/bands.json: the spread of measured / expected over the committed validation
+reports, by kind of case, which `roofcalc op` prints beside the expected time.
+
+A kind is the op and, for LLM steps, the implementation that ran (engine, CUDA graphs or not)
+and whether it ran on one GPU or several. The band is the 5th and 95th percentile of
+measured / expected over every case of that kind in the committed `*-registry.json` reports
+(registry figures, not calibrations); with fewer than 20 cases it is the minimum and maximum.
+Most of these cases are in-sample (the model was tuned on them): the file says so, and the
+tool prints it. Run from anywhere: `python3 validation/expected/make_bands.py` (no GPU).
+tests/test_summary.py checks the committed file is what this script computes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE.parent.parent / "roofcalc" / "bands.json"
+FEW = 20  # below this many cases the band is min..max, not percentiles
+
+
+def kind_of(report_kind: str, case: dict) -> str | None:
+    op = case.get("op")
+    if not isinstance(op, str):
+        return None
+    if report_kind != "llm":
+        return op
+    p = case.get("params") or {}
+    engine = p.get("engine") or "eager"
+    graphs = "graphs" if p.get("cuda_graphs") else "python"
+    gpus = "tp" if (p.get("gpus") or 1) > 1 else "1gpu"
+    return f"{op}/reference-{engine}/{graphs}/{gpus}"
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    s = sorted(xs)
+    pos = (len(s) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def collect(root: Path) -> dict[str, list[float]]:
+    ratios: dict[str, list[float]] = {}
+    for f in sorted(root.rglob("*-registry.json")):
+        report = json.loads(f.read_text())
+        for case in report.get("cases", []):
+            r = case.get("ratio")
+            k = kind_of(report.get("kind", ""), case)
+            if k is None or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
+                continue
+            ratios.setdefault(k, []).append(float(r))
+    return ratios
+
+
+def bands(root: Path) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, xs in sorted(collect(root).items()):
+        few = len(xs) < FEW
+        out[k] = {
+            "low": round(min(xs) if few else percentile(xs, 0.05), 4),
+            "high": round(max(xs) if few else percentile(xs, 0.95), 4),
+            "median": round(percentile(xs, 0.5), 4),
+            "cases": len(xs),
+            "spread": "min-max" if few else "p5-p95",
+        }
+    return {
+        "what": "measured / expected over the committed validation reports (registry figures), by kind of case",
+        "made_by": "python3 validation/expected/make_bands.py",
+        "sample": "in-sample: most of these cases informed the model; hold-out results are reported apart in docs/validation.md",
+        "cards": "H100 SXM and H200 SXM (one and two GPUs)",
+        "bands": out,
+    }
+
+
+def main() -> int:
+    text = json.dumps(bands(HERE), indent=1, sort_keys=True) + "\n"
+    if "--check" in sys.argv:
+        return 0 if OUT.read_text() == text else 1
+    OUT.write_text(text)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
