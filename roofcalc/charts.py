@@ -37,6 +37,8 @@ class Point(Record):
     intensity: float
     attainable_flops_per_s: float
     bound: str
+    # the FLOP/s achieved if the op takes its expected time (below the roof); None without one
+    expected_flops_per_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +82,7 @@ def roofline_chart(
                     intensity=r.intensity,
                     attainable_flops_per_s=r.attainable_flops_per_s,
                     bound=r.bound,
+                    expected_flops_per_s=(float(r.flops) / r.expected_s) if r.expected_s else None,
                 )
             )
     roofs: list[Roof] = []

@@ -47,6 +47,14 @@ class RoofcalcGroup(click.Group):
         except BrokenPipeError:
             _quiet_broken_pipe()
             sys.exit(0)
+        except OSError as e:
+            # --help and --version write while the arguments are parsed, before invoke() maps
+            # errors: a full or failing stdout there is the same one-line refusal (exit 1)
+            if os.environ.get("ROOFCALC_DEBUG") or e.errno is None or e.filename is not None:
+                raise
+            _detach_stdout()
+            click.echo(f"Error: cannot write the output: {e.strerror or e}", err=True)
+            sys.exit(OutputError.exit_code)
 
     def invoke(self, ctx: click.Context) -> Any:
         from .errors import ParamError, RoofcalcError
@@ -74,6 +82,7 @@ class RoofcalcGroup(click.Group):
             if os.environ.get("ROOFCALC_DEBUG"):
                 raise
             if e.errno is not None and e.filename is None:  # a write to stdout/stderr failed
+                _detach_stdout()
                 raise OutputError(f"cannot write the output: {e.strerror or e}") from None
             raise InternalError(_internal(e)) from None
         except Exception as e:  # a bug: say so in one line, keep the traceback for debugging
@@ -104,6 +113,14 @@ def _prepare_streams() -> None:
         if reconfigure is not None:
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(errors="replace")  # an ascii terminal gets '?' for a symbol, not a crash
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush at exit does not fail again
+    ('Exception ignored ... OSError', exit 120) after the one-line error was given."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _quiet_broken_pipe() -> None:

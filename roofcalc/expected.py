@@ -1143,14 +1143,19 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         longest = scores / max(units, 1)
     elif k.causal:
         offset = k.kv_seq - k.seq
-        per_block = [FLASH_BLOCK_Q * min(k.kv_seq, offset + (i + 1) * FLASH_BLOCK_Q) for i in range(mblocks)]
-        scores = float(sum(per_block)) * k.batch * k.heads
-        longest = float(max(per_block))
+        block_sum, longest_block = _causal_block_scores(mblocks, offset, k.kv_seq)
+        scores = float(block_sum) * k.batch * k.heads
+        longest = float(longest_block)
     else:
         scores = float(blocks * FLASH_BLOCK_Q * k.kv_seq)
         longest = float(FLASH_BLOCK_Q * k.kv_seq)
     if k.causal and not decode:
-        per_sm_scores = _busiest_sm(per_block, units, longest, c.sms, bps, k.batch * k.heads)
+        heads_all = k.batch * k.heads
+        if mblocks * heads_all > 16 * c.sms * bps:  # many waves: the SMs even out (no per-block list)
+            per_sm_scores = float(block_sum) * heads_all / c.sms + longest
+        else:
+            per_block = [FLASH_BLOCK_Q * min(k.kv_seq, offset + (i + 1) * FLASH_BLOCK_Q) for i in range(mblocks)]
+            per_sm_scores = _busiest_sm(per_block, units, longest, c.sms, bps, heads_all)
         # however the blocks fall, the longest one's own walk is a floor
         t_comp = max(per_sm_scores * t_score, longest * t_alone)
     else:
@@ -1234,6 +1239,19 @@ def _flash_block_n(head_dim: int, split: bool) -> int:
     if split:
         return 256 if head_dim <= 64 else 128 if head_dim <= 128 else 64
     return 128 if head_dim <= 64 else 64
+
+
+def _causal_block_scores(mblocks: int, offset: int, kv_seq: int) -> tuple[int, int]:
+    """Sum and largest of the scores a causal query block computes, block i covering keys up to
+    min(kv_seq, offset + (i + 1) * FLASH_BLOCK_Q), FLASH_BLOCK_Q rows each: closed form, so the
+    cost does not grow with the sequence (the list of blocks was 1.7 GB at 2^32 tokens)."""
+    b = FLASH_BLOCK_Q
+    # blocks before the clip: offset + (i + 1) * b < kv_seq, i.e. i + 1 <= (kv_seq - offset - 1) // b
+    n_free = max(0, min(mblocks, (kv_seq - offset - 1) // b)) if kv_seq > offset else 0
+    ramp = b * (n_free * offset + b * n_free * (n_free + 1) // 2)
+    clipped = (mblocks - n_free) * b * kv_seq
+    longest = b * min(kv_seq, offset + mblocks * b) if mblocks else 0
+    return ramp + clipped, longest
 
 
 def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: int, bps: int, heads: int) -> float:

@@ -20,6 +20,7 @@ must.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -65,6 +66,7 @@ class NextBlock(Record):
     smem_at_most: int | None
     threads_at_most: int | None
     why_not: dict[str, str]
+    static_smem_at_most: int | None = None  # the same for static (__shared__) memory
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -375,7 +377,10 @@ def occupancy(
         allocated_smem_per_block=raw.smem_alloc,
         smem_per_block_limit=raw.smem_block_limit,
         smem_config_bytes=raw.smem_config,
-        next_block=_next_block(hw, threads, regs, smem, static_smem, carve, barriers, blocks) if blocks > 0 else None,
+        # no advice at the ceiling: a kernel whose warps already fill the SM gains nothing from a block more
+        next_block=_next_block(hw, threads, regs, smem, static_smem, carve, barriers, blocks)
+        if 0 < blocks * warps_per_block < max_warps
+        else None,
         waves=_waves(hw, grid, blocks) if grid is not None else None,
         notes=notes,
     )
@@ -400,8 +405,19 @@ def _why_not(hw: Hardware, raw: _Raw, regs: int, threads: int) -> str:
 def _next_block(
     hw: Hardware, threads: int, regs: int, smem: int, static_smem: int, carve: int, barriers: int, blocks: int
 ) -> NextBlock:
-    def nb(t: int = threads, r: int = regs, s: int = smem) -> int:
-        return _raw(hw, t, r, s, static_smem, carve, barriers).blocks
+    def nb(t: int = threads, r: int = regs, s: int = smem, st: int = static_smem) -> int:
+        return _raw(hw, t, r, s, st, carve, barriers).blocks
+
+    def largest_below(get: Callable[[int], int], top: int) -> int:
+        """The largest x in [0, top) with get(x) > blocks, given get(0) > blocks >= get(top)."""
+        lo, hi = 0, top
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if get(mid) > blocks:
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     why: dict[str, str] = {}
     regs_at_most = next((r for r in range(regs - 1, 0, -1) if nb(r=r) > blocks), None)
@@ -409,20 +425,24 @@ def _next_block(
         why["regs"] = "fewer registers alone does not fit another block"
     smem_at_most: int | None = None
     if smem > 0 and nb(s=0) > blocks:
-        lo, hi = 0, smem  # nb(lo) > blocks >= nb(hi): find the largest s with nb(s) > blocks
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if nb(s=mid) > blocks:
-                lo = mid
-            else:
-                hi = mid
-        smem_at_most = lo
+        smem_at_most = largest_below(lambda s: nb(s=s), smem)
     else:
         why["smem"] = "less dynamic shared memory alone does not fit another block"
+    static_at_most: int | None = None
+    if static_smem > 0 and nb(st=0) > blocks:
+        static_at_most = largest_below(lambda s: nb(st=s), static_smem)
+    elif static_smem > 0:
+        why["static_smem"] = "less static shared memory alone does not fit another block"
     threads_at_most = next((t for t in range(threads - 1, 0, -1) if nb(t=t) > blocks), None)
     if threads_at_most is None:
         why["threads"] = "fewer threads alone does not fit another block"
-    return NextBlock(regs_at_most=regs_at_most, smem_at_most=smem_at_most, threads_at_most=threads_at_most, why_not=why)
+    return NextBlock(
+        regs_at_most=regs_at_most,
+        smem_at_most=smem_at_most,
+        threads_at_most=threads_at_most,
+        why_not=why,
+        static_smem_at_most=static_at_most,
+    )
 
 
 def _waves(hw: Hardware, grid: int, blocks: int) -> Waves | None:

@@ -73,6 +73,20 @@ def save_roofline(chart: Any, path: str) -> None:
         if len(hw_ids) > 1:
             label += " (" + ", ".join(p.hardware for p in group) + ")"
         ax.annotate(label, (xv, yv), textcoords="offset points", xytext=(-10, 10), fontsize=8, ha="right")
+    # expected points: the FLOP/s the op achieves at its expected time, below its bound (hollow)
+    expected = [p for p in chart.points if p.expected_flops_per_s]
+    for i, p in enumerate(expected):
+        color = COLORS[hw_ids.index(p.hardware) % len(COLORS)] if p.hardware in hw_ids else "black"
+        ax.plot([p.intensity, p.intensity], [p.expected_flops_per_s, p.attainable_flops_per_s], ":", color=color, lw=1)
+        ax.plot(
+            [p.intensity],
+            [p.expected_flops_per_s],
+            "o",
+            mfc="none",
+            color=color,
+            ms=6,
+            label="expected (at the expected time)" if i == 0 else None,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -95,7 +109,10 @@ def save_sweep(sw: Any, path: str) -> None:
         rows = [r for r in sw.rows if r.hardware == hw]
         xs = [r.value for r in rows]
         color = COLORS[i % len(COLORS)]
-        a1.plot(xs, [r.result.predicted_s for r in rows], "o-", color=color, ms=3, label=hw)
+        a1.plot(xs, [r.result.predicted_s for r in rows], "o-", color=color, ms=3, label=f"{hw} bound")
+        exp = [(r.value, r.result.expected_s) for r in rows if r.result.expected_s is not None]
+        if exp:
+            a1.plot(*zip(*exp, strict=True), "s--", color=color, ms=3, label=f"{hw} expected")
         a2.plot(xs, [r.result.attainable_flops_per_s for r in rows], "o-", color=color, ms=3, label=hw)
         cross = sw.crossover[hw]["value"]
         if cross is not None:

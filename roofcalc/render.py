@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .units import fmt_binary, fmt_bytes, fmt_time, si
+from .units import fmt_binary, fmt_bytes, fmt_time, fmt_time_range, si
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -313,19 +313,34 @@ def hw_show(c: Console, hw: Hardware) -> None:
             f"{esc(cal.command)}"
         )
     t = Table(show_edge=False, pad_edge=False)
-    t.add_column("figure", no_wrap=True)
-    t.add_column("value", justify="right", max_width=24, overflow="fold")
+    t.add_column("figure", overflow="fold", min_width=20, ratio=1)
+    t.add_column("value", justify="right", no_wrap=True)
     t.add_column("kind", no_wrap=True)
-    t.add_column("source")
+    t.add_column("source", no_wrap=True)
+    t.add_column("n", no_wrap=True, justify="right", style="dim")
     from .dtypes import PEAK_MEANING
 
+    used: dict[str, None] = {}
+    notes: list[str] = []
     for path, fig in hw.figures():
-        src = hw.sources[fig.source]
-        note = f" [dim]({esc(fig.note)})[/dim]" if fig.note else ""
+        used[fig.source] = None
+        note = esc(fig.note) if fig.note else ""
         if path.startswith("peak_flops_per_s."):
-            note = f" [dim]({PEAK_MEANING[path.split('.')[1]]}{'; ' + esc(fig.note) if fig.note else ''})[/dim]"
-        t.add_row(esc(path), _fig_value(path, fig.value), fig.kind, f"{esc(src.title)}{note}")
+            note = PEAK_MEANING[path.split(".")[1]] + ("; " + note if note else "")
+        value = _fig_value(path, fig.value)
+        if len(value) > 14:  # a list: its items go to the notes, the table keeps its width
+            note = value + ("; " + note if note else "")
+            value = "list"
+        if note:
+            notes.append(note)
+        t.add_row(esc(path), value, fig.kind, esc(fig.source), str(len(notes)) if note else "")
     c.print(t)
+    c.print("[bold]notes[/bold] (n)")
+    for i, note in enumerate(notes, 1):
+        c.print(f"  {i}. {note}")
+    c.print("[bold]sources[/bold]")
+    for key in used:
+        c.print(f"  {esc(key)}: {esc(hw.sources[key].title)}")
     if hw.unknown:
         c.print("[bold]not published / unknown[/bold]")
         for k, why in hw.unknown.items():
@@ -349,6 +364,12 @@ def occupancy_result(c: Console, hw: Hardware, r: Any) -> None:
     if r.static_smem:
         cfg += f" + {fmt_binary(r.static_smem)} static"
     cfg += " shared memory" + (f", carveout {r.carveout}%" if r.carveout != -1 else "")
+    if r.blocks_per_sm is not None and r.launchable:  # the answer first
+        limited = ", ".join(k.replace("_", " ") for k in r.limiters) or "nothing"
+        c.print(
+            f"[bold]{r.blocks_per_sm} blocks/SM · {r.warps_per_sm} of {r.max_warps_per_sm} warps "
+            f"({r.occupancy:.1%} occupancy) · limited by {limited}[/bold]"
+        )
     c.print(f"[bold]occupancy[/bold] on [bold]{esc(hw.name)}[/bold]: {cfg}")
     if not r.launchable:
         c.print(f"[bold red]cannot launch:[/bold red] {r.reason}")
@@ -407,6 +428,10 @@ def occupancy_result(c: Console, hw: Hardware, r: Any) -> None:
             opts.append(f"registers at most {nb.regs_at_most}")
         if nb.smem_at_most is not None:
             opts.append(f"dynamic shared memory at most {nb.smem_at_most:,} B ({fmt_binary(nb.smem_at_most)})")
+        if nb.static_smem_at_most is not None:
+            opts.append(
+                f"static shared memory at most {nb.static_smem_at_most:,} B ({fmt_binary(nb.static_smem_at_most)})"
+            )
         if nb.threads_at_most is not None:
             opts.append(f"threads at most {nb.threads_at_most}")
         if opts:
@@ -482,16 +507,29 @@ def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]])
 
     r0 = results[0]
     params = esc("  ".join(f"{k}={v}" for k, v in r0.params.items() if v is not None))
-    c.print(f"[bold]{esc(r0.op)}[/bold], {r0.dtype}   [dim]{params}[/dim]")
-    fastest = min(results, key=lambda r: r.predicted_s)
+    # ranked by the expected time where every card has one, else by the bound (and it says so)
+    by_expected = all(r.expected_s is not None for r in results)
+    results = sorted(results, key=lambda r: r.expected_s if by_expected else r.predicted_s)
+    rank = "expected time" if by_expected else "bound (not every card has measured figures)"
+    c.print(f"[bold]{esc(r0.op)}[/bold], {r0.dtype}   [dim]{params}[/dim]   ranked by the {rank}")
+    fastest = results[0]
+    for w in dict.fromkeys(f"{r.hardware}: {w}" for r in results for w in r.warnings):
+        c.print(f"[yellow]warning:[/yellow] {esc(w)}")
     t = Table(show_edge=False, pad_edge=False)
     t.add_column("", style="bold", no_wrap=True)
     for r in results:
         t.add_column(esc(r.hardware) + (" (fastest)" if r is fastest else ""), justify="right", no_wrap=True)
     from collections.abc import Callable
 
+    def band(r: Any) -> str:
+        s = r.summary
+        return fmt_time_range(s.expected_low_s, s.expected_high_s) if s and s.expected_low_s else "-"
+
+    first = "expected time" if by_expected else "bound time"
     rows: list[tuple[str, Callable[[Any], str]]] = [
-        ("predicted time", lambda r: fmt_time(r.predicted_s)),
+        ("expected time", lambda r: fmt_time(r.expected_s) if r.expected_s is not None else "none"),
+        ("expected band", band),
+        ("bound time", lambda r: fmt_time(r.predicted_s)),
         ("bound", lambda r: r.bound),
         ("attainable", lambda r: si(r.attainable_flops_per_s, "FLOP/s")),
         ("fraction of peak", lambda r: f"{r.fraction_of_peak:.1%}"),
@@ -505,7 +543,7 @@ def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]])
     for label, f in rows:
         t.add_row(
             label,
-            *[("[green]" + f(r) + "[/green]") if r is fastest and label == "predicted time" else f(r) for r in results],
+            *[("[green]" + f(r) + "[/green]") if r is fastest and label == first else f(r) for r in results],
         )
     c.print(t)
     for hw_id, msg in errors:
@@ -554,18 +592,25 @@ def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> Non
         for line in legend:
             c.print(line, markup=False, highlight=False)
     t = Table(show_edge=False, pad_edge=False)
-    for col in ("op", "hardware", "dtype", "intensity", "ridge", "bound", "attainable", "predicted"):
-        t.add_column(col, justify="left" if col in ("op", "hardware", "dtype", "bound") else "right", no_wrap=True)
+    several = len({p.hardware for p in chart.points}) > 1
+    cols = ("op", "hw", "expected", "bound", "limit", "FLOP/B", "attainable")
+    for col in cols if several else tuple(x for x in cols if x != "hw"):
+        t.add_column(
+            col,
+            justify="left" if col in ("op", "hw", "limit") else "right",
+            no_wrap=col != "op",
+            min_width=14 if col == "op" else None,
+            overflow="fold",
+        )
     for p, r in zip(chart.points, chart.results, strict=True):
         t.add_row(
             esc(p.label),
-            esc(p.hardware),
-            p.dtype,
-            f"{p.intensity:,.4g}",
-            f"{r.ridge:,.4g}",
-            p.bound,
-            si(p.attainable_flops_per_s, "FLOP/s"),
+            *([esc(p.hardware)] if several else []),
+            fmt_time(r.expected_s) if r.expected_s is not None else "-",
             fmt_time(r.predicted_s),
+            p.bound,
+            f"{p.intensity:,.4g}",
+            si(p.attainable_flops_per_s, "FLOP/s"),
         )
     c.print(t)
 
@@ -580,20 +625,21 @@ def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
     )
     t.add_column(sw.param, justify="right", no_wrap=True)
     for hw in sw.hardware:
-        for col in ("time", "attainable", "bound"):
+        for col in ("expected", "bound", "limit"):
             t.add_column(f"{esc(hw)} {col}", justify="right", no_wrap=True)
     by = {(r.hardware, r.value): r.result for r in sw.rows}
     for v in sw.values:
         cells = []
         for hw in sw.hardware:
             r = by[(hw, v)]
-            cells += [fmt_time(r.predicted_s), si(r.attainable_flops_per_s, "FLOP/s"), r.bound]
+            exp = fmt_time(r.expected_s) if r.expected_s is not None else "-"
+            cells += [exp, fmt_time(r.predicted_s), r.bound]
         t.add_row(f"{v:,}", *cells)
     c.print(t)
     if chart:
         chars = "*o+x#@"
         panels: list[tuple[str, Any, str]] = [
-            ("predicted time", lambda r: r.predicted_s, "s"),
+            ("bound time", lambda r: r.predicted_s, "s"),
             ("attainable", lambda r: r.attainable_flops_per_s, "FLOP/s"),
         ]
         for what, get, unit in panels:
@@ -657,7 +703,14 @@ def validation_report(c: Console, rep: Any, show_all: bool = False) -> None:
         pad_edge=False,
     )
     for col in ("case", "measured", "expected", "ratio", "/bound", "largest term"):
-        w.add_column(col, justify="left" if col in ("case", "largest term") else "right", no_wrap=col != "largest term")
+        w.add_column(
+            col,
+            justify="left" if col in ("case", "largest term") else "right",
+            no_wrap=col not in ("case", "largest term"),
+            overflow="fold",
+            ratio=1 if col in ("case", "largest term") else None,
+            min_width=16 if col == "case" else 24 if col == "largest term" else None,
+        )
     for r in rows:
         w.add_row(
             esc(r.label),

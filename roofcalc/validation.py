@@ -75,6 +75,13 @@ class Report(BaseModel):
     host_rate: str | None = None
 
 
+
+# a measured GPU time outside these is no timing (a unit slip, a corrupt file): refused, not averaged
+MIN_MEASURED_S = 1e-7  # a kernel plus its launch never takes under 100 ns
+MAX_MEASURED_S = 86_400.0  # a day
+MAX_OP_CASES = 20_000  # the largest committed set has 4,290
+MAX_LLM_CASES = 1_000  # the largest committed LLM set has a few hundred
+
 def _median(xs: list[float]) -> float | None:
     if not xs:
         return None
@@ -194,6 +201,11 @@ def _case_result(
     measured = case.get("median_s")
     if not _real(measured) or not 0 < measured < math.inf:
         raise InputError(f"{source}: case {label}: median_s is not a positive number of seconds (got {measured!r:.40})")
+    if not MIN_MEASURED_S <= measured <= MAX_MEASURED_S:
+        raise InputError(
+            f"{source}: case {label}: median_s {measured:.3g} s is not a GPU timing "
+            f"(expected {MIN_MEASURED_S:g} to {MAX_MEASURED_S:g} s)"
+        )
     return CaseResult(
         label=label,
         op=r.op,
@@ -212,6 +224,11 @@ def _cases(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
     cases = data.get("cases")
     if not isinstance(cases, list):
         raise InputError(f"{source}: no 'cases' list: not a measurement file from validation/bench")
+    # each case is evaluated by the full model (an LLM step: milliseconds): bounded, so that a small
+    # file cannot ask for minutes of work (4,800 MoE steps in 724 kB took 31 s)
+    limit = MAX_LLM_CASES if data.get("kind") == "llm" else MAX_OP_CASES
+    if len(cases) > limit:
+        raise InputError(f"{source}: {len(cases):,} cases; at most {limit:,} in one file (split it)")
     return [c for c in cases if isinstance(c, dict)]
 
 

@@ -56,6 +56,16 @@ def _stream_cases(tmp: Path) -> dict[str, dict[str, Any]]:
         "stdout-closed": {"argv": ["bash", "-c", 'exec "$@" >&-', "_", *PY, "hw", "list"], "stdout": "pipe"},
         # `roofcalc hw list > /dev/full` and the JSON document
         "dev-full-text": {"argv": [*PY, "hw", "list"], "stdout": "/dev/full"},
+        # --help and --version write while the arguments are parsed (before the command runs)
+        "dev-full-help": {"argv": [*PY, "--help"], "stdout": "/dev/full"},
+        "dev-full-version": {"argv": [*PY, "--version"], "stdout": "/dev/full"},
+        "dev-full-op-help": {"argv": [*PY, "op", "decode", "-h"], "stdout": "/dev/full"},
+        "dev-full-json": {"argv": [*PY, "op", "decode", "--model", "llama-3.1-8b", "--json"], "stdout": "/dev/full"},
+        "dev-full-occupancy": {
+            "argv": [*PY, "occupancy", "--hw", "h100", "--threads", "256", "--regs", "64"],
+            "stdout": "/dev/full",
+        },
+        "stdout-closed-help": {"argv": ["bash", "-c", 'exec "$@" >&-', "_", *PY, "--help"], "stdout": "pipe"},
         # a usage error with --json and stderr closed: nothing may land on stdout
         "stderr-closed": {
             "argv": ["bash", "-c", 'exec "$@" 2>&-', "_", *PY, "op", "gemm", "--m", "abc", "--json"],
@@ -119,14 +129,17 @@ def test_broken_pipe_ends_quietly(streams: dict[str, tuple[int, bytes, str]]) ->
         assert rc == 0 and err == "", (name, rc, err)
 
 
-def test_closed_stdout_is_one_line(streams: dict[str, tuple[int, bytes, str]]) -> None:
+@pytest.mark.parametrize("name", ["stdout-closed", "stdout-closed-help"])
+def test_closed_stdout_is_one_line(streams: dict[str, tuple[int, bytes, str]], name: str) -> None:
     """stdout closed (`>&-`): exit WRITE_ERROR_EXIT, one line on stderr saying standard output is closed."""
-    rc, _, err = streams["stdout-closed"]
+    rc, _, err = streams[name]
     assert rc == WRITE_ERROR_EXIT, (rc, err)
     assert len(err.strip().splitlines()) == 1 and "standard output is closed" in err
 
 
-@pytest.mark.parametrize("name", ["dev-full-text"])
+@pytest.mark.parametrize(
+    "name", ["dev-full-text", "dev-full-help", "dev-full-version", "dev-full-op-help", "dev-full-json", "dev-full-occupancy"]
+)
 def test_full_disk_is_one_line(streams: dict[str, tuple[int, bytes, str]], name: str) -> None:
     """`> /dev/full`: exit WRITE_ERROR_EXIT, one line 'cannot write the output: No space left on device'."""
     if name not in streams:
@@ -332,3 +345,27 @@ def test_output_onto_a_folder(tmp_path: Path, plotting: None) -> None:
     (tmp_path / "x.svg").mkdir()
     line = one_error_line(_chart(str(tmp_path / "x.svg")), 2, "x.svg")
     assert "folder" in line or "directory" in line
+
+
+@pytest.mark.parametrize("option", ["--save-calibration", "--save-raw"])
+@pytest.mark.parametrize("kind", ["symlink", "device", "read-only", "folder"])
+def test_probe_outputs_get_the_chart_output_checks(tmp_path: Path, option: str, kind: str) -> None:
+    """--save-calibration once replaced a symbolic link, a device node (as root, /dev/null) or a
+    read-only file with a regular file: refused before any work, exit 2, nothing changed."""
+    report = str(ROOT / "validation" / "probe" / "h100" / "probe.json")
+    keep = tmp_path / "keep.yaml"
+    keep.write_text("keep")
+    target = {"symlink": tmp_path / "link.yaml", "device": Path("/dev/null"), "read-only": keep, "folder": tmp_path}
+    if kind == "symlink":
+        target["symlink"].symlink_to(keep)
+    if kind == "read-only":
+        keep.chmod(0o444)
+    try:
+        res = invoke("probe", "--report", report, option, str(target[kind]))
+        one_error_line(res, 2, str(target[kind]))
+        assert keep.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["keep.yaml"] + (["link.yaml"] if kind == "symlink" else [])
+        )
+        assert Path("/dev/null").is_char_device()
+    finally:
+        keep.chmod(0o644)

@@ -127,6 +127,11 @@ def _probe(
                 "--plot needs matplotlib: pip install 'roofcalc[plot]' "
                 "(without --plot the report shows the curve as a table)"
             )
+    for out in (save_calibration, save_raw):
+        if out:  # the same checks as chart outputs, before any work: no link, device, FIFO, folder, read-only file
+            from ..output import check_output_path
+
+            check_output_path(out)
     cal_doc: dict[str, Any] | None = None
     if report_file:
         if save_raw:
