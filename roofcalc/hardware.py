@@ -20,7 +20,12 @@ from .dtypes import DTYPES
 from .errors import DomainError, InputError, RoofcalcError, SpecError, suggest
 from .specfile import parse_yaml, read_text, validate
 
-FigureKind = Literal["datasheet", "measured", "estimate", "derived", "documented"]
+# datasheet: a vendor's published figure; documented: a programming-guide rule; measured: read off
+# a measurement on the card; fitted: chosen to make the model match a set of measured cases (it
+# names that set and how many cases, and its accuracy on them is in-sample); derived: computed from
+# other figures; transferred: another card's figure, taken over by a stated mechanism; estimate: a
+# reasoned guess, overridable
+FigureKind = Literal["datasheet", "measured", "fitted", "estimate", "derived", "transferred", "documented"]
 # cuBLAS's GEMM paths other than its Hopper TMA kernels, as the expected-time model names them
 GEMM_PATHS = ("simt", "tf32", "unaligned", "word")
 # the tile shapes (rows x columns) of cuBLAS's FP32 kernels with an in-kernel serial split-K
@@ -74,6 +79,16 @@ class Figure(_Strict):
     source: str
     kind: FigureKind
     note: str | None = None
+    fit_set: str | None = None  # kind fitted: the cases it was fitted to
+    fit_cases: int | None = None  # kind fitted: how many
+
+    @model_validator(mode="after")
+    def _fit_named(self) -> Figure:
+        if self.kind == "fitted" and (not self.fit_set or not self.fit_cases or self.fit_cases < 1):
+            raise ValueError("a fitted figure names its fit_set and fit_cases (how many cases it was fitted to)")
+        if self.kind != "fitted" and (self.fit_set is not None or self.fit_cases is not None):
+            raise ValueError("fit_set and fit_cases belong to kind: fitted")
+        return self
 
     @field_validator("value", mode="before")
     @classmethod

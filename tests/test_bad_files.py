@@ -23,7 +23,8 @@ EXPECTED = {
     "hw-bad-id.yaml": (2, "id: String should match pattern '^[a-z0-9][a-z0-9._-]*$'"),
     "hw-bad-kind.yaml": (
         2,
-        "peak_flops_per_s.fp16.kind: Input should be 'datasheet', 'measured', 'estimate', 'derived' or 'documented'",
+        "peak_flops_per_s.fp16.kind: Input should be 'datasheet', 'measured', 'fitted', 'estimate', 'derived', "
+        "'transferred' or 'documented'",
     ),
     "hw-configs-not-a-list.yaml": (2, "sm.shared_memory_configs_kib.value: Input should be a valid list"),
     "hw-duplicate-key.yaml": (2, "5:1: invalid YAML: duplicate key 'vendor'"),

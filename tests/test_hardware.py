@@ -31,7 +31,7 @@ def test_every_figure_has_a_known_source() -> None:
     for hw in all_hardware():
         for path, fig in hw.figures():
             assert fig.source in hw.sources, (hw.id, path)
-            assert fig.kind in ("datasheet", "measured", "estimate", "derived", "documented")
+            assert fig.kind in ("datasheet", "measured", "fitted", "estimate", "derived", "transferred", "documented")
 
 
 def test_traps() -> None:
@@ -52,3 +52,25 @@ def test_sm_resources_cc90() -> None:
     assert h.sm_value("shared_memory_per_block_optin_bytes") == 232448
     assert h.sm.shared_memory_configs_kib is not None
     assert h.sm.shared_memory_configs_kib.value[-1] == 228
+
+
+def test_fitted_figures_name_their_fit_set_and_size() -> None:
+    """Every fitted figure of the registry says what it was fitted to and on how many cases; a figure
+    of another kind carries no fit set; a fitted one without one is refused."""
+    import pytest as _pytest
+    from pydantic import ValidationError
+
+    from roofcalc.hardware import Figure, all_hardware
+
+    fitted = [(hw.id, path, fig) for hw in all_hardware() for path, fig in hw.figures() if fig.kind == "fitted"]
+    # the narrow-tile F.linear fit (validation/bench/fit_linear_gemm.py: 119 kernels) and the gemmSN step
+    assert {(h, p) for h, p, _ in fitted} >= {
+        ("h100", "expected.linear_gemm_floor_s"),
+        ("h100", "expected.linear_gemm_k_step_s"),
+        ("h100", "expected.gemm_sn_k_step_s"),
+    }
+    assert all(f.fit_set and f.fit_cases and f.fit_cases > 0 for _, _, f in fitted)
+    with _pytest.raises(ValidationError, match="fit_set"):
+        Figure(value=1.0, source="x", kind="fitted")
+    with _pytest.raises(ValidationError, match="belong to kind: fitted"):
+        Figure(value=1.0, source="x", kind="measured", fit_set="s", fit_cases=3)
