@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Write docs/validation.md from the committed accuracy reports beside this file
+(*/report-*-registry.json and */report-*-calibrated.json) and the totals of llm_totals.py.
+
+No figure in that page is typed by hand: change the model, rerun make_reports.sh, then this.
+
+    python3 validation/expected/make_validation_doc.py           # writes docs/validation.md
+    python3 validation/expected/make_validation_doc.py --check   # exit 1 if the committed page differs
+
+tests/test_docs.py checks that the committed page is what this script writes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import statistics
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+OUT = ROOT / "docs" / "validation.md"
+FIGURES = ("registry", "calibrated")
+HOLDOUT_MARKS = ("holdout", "rand")
+
+
+def llm_totals() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("llm_totals", HERE / "llm_totals.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reports() -> list[dict[str, Any]]:
+    """Every registry and calibrated report, with its path and figures, sorted by path."""
+    out = []
+    for figures in FIGURES:
+        for path in sorted(HERE.glob(f"**/report-*-{figures}.json")):
+            rep = json.loads(path.read_text())
+            rep["_path"] = path.relative_to(HERE).as_posix()
+            rep["_figures"] = figures
+            out.append(rep)
+    return sorted(out, key=lambda r: natural(r["_path"]))
+
+
+def is_holdout(rep: dict[str, Any]) -> bool:
+    """A set counts as hold-out when its measurement file's name says it was drawn as one."""
+    name = Path(rep["source"]).name
+    return any(mark in name for mark in HOLDOUT_MARKS)
+
+
+def card(rep: dict[str, Any]) -> str:
+    """The card the timings ran on (the registry part; a calibration is named after its part)."""
+    return str(rep["hardware"]).removesuffix("-measured").upper()
+
+
+def natural(text: str) -> list[Any]:
+    """Sort key that puts rand2 before rand10."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def worst_key(case: dict[str, Any]) -> tuple[float, str]:
+    return (-abs(math.log(case["ratio"])), case["label"])
+
+
+def stats(cases: list[dict[str, Any]]) -> tuple[str, str, str, str]:
+    ratios = [c["ratio"] for c in cases]
+    inside = sum(c["band"][0] <= c["ratio"] <= c["band"][1] for c in cases)
+    worst = min(cases, key=worst_key)
+    return (
+        f"{len(cases):,}",
+        f"{statistics.median(ratios):.3f}",
+        f"{inside:,} ({100 * inside / len(cases):.1f}%)",
+        f"{worst['ratio']:.2f} `{worst['label']}`",
+    )
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def grouped(reps: list[dict[str, Any]], key: Any) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for rep in reps:
+        for c in rep["cases"]:
+            if isinstance(c.get("ratio"), (int, float)) and c["ratio"] > 0:
+                groups.setdefault(key(rep, c), []).append(c)
+    return dict(sorted(groups.items()))
+
+
+def ops_key(rep: dict[str, Any], c: dict[str, Any]) -> tuple[str, ...]:
+    return (card(rep), c["op"])
+
+
+def llm_key(rep: dict[str, Any], c: dict[str, Any]) -> tuple[str, ...]:
+    p = c["params"]
+    gpus = "1 GPU" if p["gpus"] == 1 else f"TP={p['gpus']}"
+    return (card(rep), gpus, c["op"], p["engine"], "graphs" if p["cuda_graphs"] else "no graphs")
+
+
+def section(reps: list[dict[str, Any]], kind: str, figures: str) -> list[str]:
+    lines: list[str] = []
+    sel = [r for r in reps if r["kind"] == kind and r["_figures"] == figures]
+    for label, holdout in (("Hold-out sets", True), ("In-sample sets", False)):
+        part = [r for r in sel if is_holdout(r) == holdout]
+        lines += ["", f"#### {label}", ""]
+        if not part:
+            lines.append("None.")
+            continue
+        if kind == "ops":
+            header = ["card", "op"]
+            groups = grouped(part, ops_key)
+        else:
+            header = ["card", "GPUs", "step", "engine", "CUDA graphs"]
+            groups = grouped(part, llm_key)
+        header += ["cases", "median", "within band", "worst (furthest from 1)"]
+        lines.append(f"{len(part)} reports.")
+        lines.append("")
+        lines += table(header, [[*k, *stats(v)] for k, v in groups.items()])
+    return lines
+
+
+def totals_section() -> list[str]:
+    mod = llm_totals()
+    lines = [
+        "## LLM totals by kind of step",
+        "",
+        "What `python3 validation/expected/llm_totals.py` prints: every committed LLM report,",
+        "hold-out or not, by the figures it was evaluated with (`registry`: the card's file;",
+        "`calibrated`: the probe's calibration; `hostrate`: the host's figures timed in the same call",
+        "by `validation/bench/host_rate.py`; `hostcase`: each step against its host's speed timed",
+        "around it, `--host-per-case`) and kind of step. A prefill is host-paced when the host's issue",
+        "is its largest term.",
+    ]
+    for kind in mod.KINDS:
+        rows = []
+        for key, (inside, n, lo, hi) in sorted(mod.totals(kind).items()):
+            rows.append([key, f"{int(inside)} of {int(n)}", f"{lo:.2f}-{hi:.2f}"])
+        lines += ["", f"### {kind}", ""]
+        lines += table(["step", "within the band", "range of measured/expected"], rows)
+    return lines
+
+
+def sets_section(reps: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for r in reps:
+        s = r["summary"]
+        rows.append(
+            [
+                f"`{r['_path']}`",
+                r["_figures"],
+                "hold-out" if is_holdout(r) else "in-sample",
+                r["date"][:10],
+                str(s["evaluated"]),
+                f"{s['median_ratio']:.3f}",
+                f"{100 * s['share_in_band']:.1f}%",
+                str(s["outside_outer"]),
+            ]
+        )
+    return [
+        "## Every report",
+        "",
+        "One row per report; `outside` counts the cases outside [0.5, 2]. The same numbers, with",
+        "more columns, are in `validation/expected/summary.txt` (written by `make_reports.sh`).",
+        "",
+        *table(["report", "figures", "set", "date", "cases", "median", "within band", "outside"], rows),
+    ]
+
+
+def render() -> str:
+    reps = reports()
+    n_hold = sum(is_holdout(r) for r in reps if r["_figures"] == "registry")
+    n_reg = sum(r["_figures"] == "registry" for r in reps)
+    bound = [c["bound_ratio"] for r in reps for c in r["cases"] if isinstance(c.get("bound_ratio"), (int, float))]
+    lines = [
+        "# Validation: the expected time against measured timings",
+        "",
+        "<!-- Generated by validation/expected/make_validation_doc.py from the committed reports.",
+        "     Do not edit by hand: rerun the script (tests/test_docs.py checks it). -->",
+        "",
+        "> **Read the hold-out columns with care.** A set is labelled hold-out below when its",
+        "> measurement file's name contains `holdout` or `rand`: those sets were drawn as random or",
+        "> pre-declared hold-outs and measured before their reports were computed. Per the project's",
+        "> own audit, many of them were looked at afterwards and informed later model changes, so",
+        "> they are effectively in-sample too, and every number on this page should be read as",
+        "> in-sample. A fresh, pre-registered hold-out protocol is being set up",
+        "> (`validation/HOLDOUT.md`); until its first results are committed, no clean hold-out",
+        "> figure exists.",
+        "",
+        "## What the reports are",
+        "",
+        "Timings measured on real GPUs are committed under `validation/expected/<card>/`:",
+        "",
+        "- **ops**: single ops through PyTorch (`validation/bench/ops_bench.py`): a fixed set per card",
+        "  and seeded random sets, each timed between CUDA events after an L2 flush, median of the",
+        "  repetitions.",
+        "- **llm**: decode and prefill steps of a Llama-shaped decoder in plain PyTorch with random",
+        "  bf16 weights (`validation/bench/llm_bench.py`), eager or torch.compile, with or without",
+        "  CUDA graphs, on one GPU or tensor-parallel over two.",
+        "",
+        "Each report is `roofcalc validate FILE --json` on one such file, evaluated with the current",
+        "model against the card's registry file (`registry`) or against the probe's calibration of",
+        "the machine (`calibrated`). A case's ratio is measured / expected; it is within the band",
+        "when it lies in its kind's band: [0.8, 1.25] for ops and prefill, [0.85, 1.2] for decode.",
+        "`tests/test_validation.py` fails when a committed report is no longer what the code",
+        "computes. The bands that `roofcalc op` prints beside the expected time",
+        "(`roofcalc/bands.json`, `validation/expected/make_bands.py`) come from the same registry",
+        "reports.",
+        "",
+        "Recompute every report from the saved timings (no GPU needed), then this page:",
+        "",
+        "```sh",
+        "bash validation/expected/make_reports.sh",
+        "python3 validation/expected/make_validation_doc.py",
+        "```",
+        "",
+        f"{n_reg} registry reports ({n_hold} of them hold-out sets by the rule above) and",
+        f"{len(reps) - n_reg} calibrated reports. The reports against the host's own figures",
+        "(`*-hostrate.json`, `*-hostcase.json`) are counted only in the LLM totals below.",
+        "",
+        f"Measured / bound over the {len(bound):,} cases of these reports: lowest {min(bound):.2f}"
+        + (
+            ", so no measured time fell below the bound."
+            if min(bound) >= 1
+            else f"; {sum(b < 1 for b in bound)} measured times fell below the bound."
+        ),
+        "",
+        "In the tables, `median` is the median of measured / expected, `within band` the cases",
+        "inside their band, and `worst` the case whose ratio is furthest from 1, with its label.",
+    ]
+    for kind, title in (("ops", "Single ops"), ("llm", "LLM steps")):
+        lines += ["", f"## {title}"]
+        for figures, what in (("registry", "registry figures"), ("calibrated", "the probe's calibration")):
+            lines += ["", f"### {title}, {what}"]
+            lines += section(reps, kind, figures)
+    lines += ["", *totals_section()]
+    lines += ["", *sets_section(reps)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if OUT.exists() and OUT.read_text() == text:
+            return 0
+        print(f"{OUT.relative_to(ROOT)} differs from what {Path(__file__).name} writes; rerun it", file=sys.stderr)
+        return 1
+    OUT.write_text(text)
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
