@@ -249,26 +249,41 @@ def op_list(c: Console, ops: list[OpDef]) -> None:
 def hw_list(c: Console, hws: list[Hardware]) -> None:
     from rich.table import Table
 
-    t = Table(title="hardware registry (dense peaks)", title_justify="left")
+    from rich import box
+
+    # the names are in `hw show ID`; the table keeps to what fits 80 columns whole
+    t = Table(
+        title="hardware registry (dense peaks)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+        padding=(0, 1),
+    )
     for col, j in (
         ("id", "left"),
-        ("name", "left"),
-        ("CC / family", "left"),
+        ("CC", "left"),
         ("SMs", "right"),
         ("bf16", "right"),
         ("fp32", "right"),
         ("bandwidth", "right"),
         ("memory", "right"),
-        ("bf16 ridge", "right"),
+        ("ridge", "right"),
     ):
-        t.add_column(col, justify=j, no_wrap=(col != "name"))  # type: ignore[arg-type]
+        t.add_column(
+            col,
+            justify="left" if j == "left" else "right",
+            no_wrap=col != "CC",
+            overflow="fold",
+            max_width=8 if col == "CC" else None,
+        )
     for hw in hws:
         bf = hw.peak_flops_per_s.get("bf16") or hw.peak_flops_per_s.get("fp16")
         fp32 = hw.peak_flops_per_s.get("fp32")
         sms = hw.sm_value("sm_count")
         t.add_row(
             esc(hw.id),
-            esc(hw.name),
             esc(hw.compute_capability or hw.gpu_family or ""),
             str(sms) if sms else "-",
             si(bf.value, "FLOP/s") if bf else "-",
@@ -483,11 +498,22 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
 def model_list(c: Console, pf: Any) -> None:
     from rich.table import Table
 
-    t = Table(title="model presets", title_justify="left")
+    from rich import box
+
+    t = Table(
+        title="model presets",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+        padding=(0, 1),
+    )
     cols = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "max_context")
+    short = {"layers": "L", "kv_heads": "kv", "head_dim": "hd", "max_context": "context"}
     t.add_column("model", style="bold", no_wrap=True)
     for col in cols:
-        t.add_column(col.replace("_", " "), justify="right", no_wrap=True)
+        t.add_column(short.get(col, col), justify="right", no_wrap=True)
     for name, p in pf.presets.items():
         vals = p.params
         exp = (
@@ -546,8 +572,6 @@ def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]])
             *[("[green]" + f(r) + "[/green]") if r is fastest and label == first else f(r) for r in results],
         )
     c.print(t)
-    for hw_id, msg in errors:
-        c.print(f"[yellow]skipped[/yellow] {esc(hw_id)}: {esc(msg)}")
 
 
 def _roofline_series(chart: Any) -> tuple[list[Any], list[str]]:

@@ -21,6 +21,7 @@ from .common import (
     SizeType,
     emit_json,
     finish_view,
+    one_chart_path,
     shared_option,
 )
 
@@ -249,11 +250,18 @@ def _multi_hw_options() -> list[click.Parameter]:
 
 def build_sweep_command(opdef: OpDef) -> click.Command:
     def callback(
-        hw_names: tuple[str, ...], as_json: bool, steps: int | None, linear: bool, output: str | None, **given: Any
+        hw_names: tuple[str, ...],
+        as_json: bool,
+        steps: int | None,
+        linear: bool,
+        output: str | None,
+        output_alias: str | None = None,
+        **given: Any,
     ) -> None:
         from ..charts import parse_range, sweep
         from ..resolve import resolve_hardware_list
 
+        output = one_chart_path(output, output_alias)
         ranged = {k: v for k, v in given.items() if isinstance(v, str) and ".." in v}
         if len(ranged) != 1:
             raise InputClickError(
@@ -287,11 +295,12 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
             ),
             click.Option(["--linear"], is_flag=True, help="linear steps instead of powers of two"),
             click.Option(
-                ["-o", "--output"],
+                ["--plot", "output"],
                 type=FileArg(),
                 default=None,
                 help="write the chart to a .png, .svg or .pdf file (needs roofcalc[plot])",
             ),
+            click.Option(["-o", "--output", "output_alias"], type=FileArg(), default=None, hidden=True),
         ]
     )
     return CheckedCommand(

@@ -1,0 +1,142 @@
+"""The answer first: the summary of an op or LLM step (expected time and its measured band, tok/s,
+the bound named as the bound, the fit against usable memory), in the table and the JSON."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import roofcalc
+from roofcalc.summary import _bands, band_kind
+
+from .conftest import run, run_json
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_band_file_is_what_the_reports_give() -> None:
+    """roofcalc/bands.json is validation/expected/make_bands.py's output over the committed reports."""
+    spec = importlib.util.spec_from_file_location("make_bands", ROOT / "validation" / "expected" / "make_bands.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    committed = json.loads((ROOT / "roofcalc" / "bands.json").read_text())
+    assert committed == json.loads(json.dumps(mod.bands(ROOT / "validation" / "expected")))
+    # a percentile by hand: p5 of 1..21 is 2.0 (position 0.05 * 20 = 1), p95 is 20.0
+    assert mod.percentile([float(i) for i in range(1, 22)], 0.05) == 2.0
+    assert mod.percentile([float(i) for i in range(1, 22)], 0.95) == 20.0
+
+
+def test_summary_leads_the_json_and_the_table() -> None:
+    doc = run_json("op", "gemm", "--m", "8192", "--hw", "h100")
+    assert next(iter(doc)) == "summary"
+    s = doc["summary"]
+    band = _bands()["bands"]["gemm"]
+    # the band is the expected time times the p5 and p95 of measured/expected of committed GEMM cases
+    assert s["expected_low_s"] == pytest.approx(doc["expected_s"] * band["low"])
+    assert s["expected_high_s"] == pytest.approx(doc["expected_s"] * band["high"])
+    assert s["band"]["cases"] == band["cases"] and s["band"]["sample"] == "in-sample"
+    assert s["bound_s"] == doc["bound_s"] == doc["predicted_s"]  # predicted_s: the deprecated alias
+    out = run("op", "gemm", "--m", "8192", "--hw", "h100").stdout.splitlines()
+    assert out[0].startswith("expected ") and "bound" in out[0] and out[0] == s["text"]
+    assert out[1].startswith("band: ")
+
+
+def test_llm_step_summary_names_the_implementation_and_tokens() -> None:
+    doc = run_json("op", "decode", "--model", "llama-3.1-8b", "--batch", "16", "--context", "4096", "--hw", "h200")
+    s = doc["summary"]
+    assert s["implementation"] == "reference-eager+graphs"
+    assert s["band"]["kind"] == band_kind("decode", doc["params"]) == "decode/reference-eager/graphs/1gpu"
+    assert s["expected_tokens_per_s"] == pytest.approx(16 / doc["expected_s"])
+    assert s["bound_tokens_per_s"] == pytest.approx(16 / doc["bound_s"])
+    assert "tok/s" in s["text"] and "reference-eager+graphs" in s["text"] and s["fits"] is True
+
+
+def test_usable_memory_by_hand() -> None:
+    # H100: cudaDeviceProp.totalGlobalMem 85,017,493,504 B (validation/probe/h100/probe.json), less
+    # the default reserve of 1 GiB + 5% of it
+    r = roofcalc.analyze("decode", "h100", model="llama-3.1-8b")
+    total = 85_017_493_504
+    assert r.memory is not None
+    assert r.memory.capacity_bytes == total
+    assert r.memory.usable_bytes == pytest.approx(total - 2**30 - 0.05 * total)
+
+
+def test_a_step_that_does_not_fit_says_so_first() -> None:
+    args = ("op", "decode", "--model", "llama-3.1-70b", "--batch", "1", "--context", "4096", "--hw", "h100")
+    doc = run_json(*args)
+    # 70.6e9 parameters of 2 bytes is over 140 GB: more than one 80 GB card
+    assert doc["summary"]["fits"] is False and doc["warnings"][0].startswith("does not fit")
+    assert "at least 2 GPUs" in doc["warnings"][0]
+    out = run(*args).stdout.splitlines()
+    assert "DOES NOT FIT" in out[0] or "DOES NOT FIT" in out[1]
+    assert any(line.startswith("warning: does not fit") for line in out[:5])
+    strict = run(*args, "--strict")
+    assert strict.exit_code == 1 and "does not fit" in strict.stderr
+    # with two GPUs it fits, and --strict is content
+    ok = run("op", "decode", "--model", "llama-3.1-70b", "--gpus", "2", "--hw", "h100", "--strict")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_memory_reserve_option() -> None:
+    r0 = run_json("op", "decode", "--model", "llama-3.1-8b", "--hw", "h100", "--memory-reserve", "0")
+    assert r0["memory"]["reserve_bytes"] == 0 and r0["memory"]["usable_bytes"] == r0["memory"]["capacity_bytes"]
+    r4 = run_json("op", "decode", "--model", "llama-3.1-8b", "--hw", "h100", "--memory-reserve", "4GiB")
+    assert r4["memory"]["reserve_bytes"] == 4 * 2**30
+    bad = run("op", "decode", "--model", "llama-3.1-8b", "--hw", "h100", "--memory-reserve", "100GiB")
+    assert bad.exit_code == 2 and "--memory-reserve" in bad.stderr
+
+
+def test_cards_without_measured_figures_have_no_expected_time() -> None:
+    doc = run_json("op", "decode", "--model", "llama-3.1-8b", "--hw", "a100")
+    assert doc["expected_s"] is None and doc["summary"]["expected_s"] is None
+    assert doc["summary"]["text"].startswith("no expected time for this card")
+    assert "roofcalc probe" in doc["summary"]["band_note"]
+
+
+def test_compare_ranks_by_expected_and_shows_both() -> None:
+    res = run("compare", "gemm", "--m", "4096", "--hw", "h100,h200")
+    lines = res.stdout.splitlines()
+    assert "ranked by the expected time" in lines[0]
+    header = next(ln for ln in lines if "(fastest)" in ln)
+    h100 = roofcalc.analyze("gemm", "h100", m=4096).expected_s
+    h200 = roofcalc.analyze("gemm", "h200", m=4096).expected_s
+    assert h100 is not None and h200 is not None
+    fastest = "h200" if h200 < h100 else "h100"
+    assert f"{fastest} (fastest)" in header
+    assert any(ln.startswith("expected time") for ln in lines) and any(ln.startswith("bound time") for ln in lines)
+
+
+def test_sweep_shows_expected_beside_the_bound() -> None:
+    res = run("sweep", "gemm", "--m", "64..1024", "--hw", "h100")
+    assert "h100 expected" in res.stdout and "h100 bound" in res.stdout
+
+
+def test_roofline_chart_marks_expected_points(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "r.svg"
+    res = run("roofline", "--hw", "h100", "--op", "gemm:m=8192", "--op", "gemv:m=4096,n=4096", "--plot", str(out))
+    assert res.exit_code == 0, res.output
+    data = out.read_bytes()
+    assert 5_000 < len(data) < 3_000_000 and ET.fromstring(data).tag.endswith("svg")
+    assert b"expected (at the expected time)" in data
+    chart = run_json("roofline", "--hw", "h100", "--op", "gemm:m=8192")
+    p, r = chart["points"][0], chart["results"][0]
+    # achieved FLOP/s at the expected time, under the roof
+    assert p["expected_flops_per_s"] == pytest.approx(r["flops"] / r["expected_s"])
+    assert p["expected_flops_per_s"] < p["attainable_flops_per_s"]
+
+
+def test_occupancy_leads_with_its_answer_and_advises_only_below_the_ceiling() -> None:
+    out = run("occupancy", "--hw", "h100", "--threads", "256", "--regs", "64", "--smem", "32k").stdout
+    assert out.splitlines()[0] == "4 blocks/SM · 32 of 64 warps (50.0% occupancy) · limited by registers"
+    # static shared memory: 48 KiB static, 256 threads x 10 regs on an H200: shared memory binds at 4 blocks;
+    # 5 blocks need each at most floor(233472 / 5) rounded down to 128 B, less the 1 KiB reserved
+    out = run("occupancy", "--threads", "256", "--regs", "10", "--static-smem", "48k", "--hw", "h200").stdout
+    assert "static shared memory at most 45,568 B" in out and "no single change" not in out
+    full = run("occupancy", "--threads", "256", "--regs", "32", "--hw", "h100").stdout
+    assert "100.0% occupancy" in full and "to fit" not in full
