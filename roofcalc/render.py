@@ -247,9 +247,8 @@ def op_list(c: Console, ops: list[OpDef]) -> None:
 
 
 def hw_list(c: Console, hws: list[Hardware]) -> None:
-    from rich.table import Table
-
     from rich import box
+    from rich.table import Table
 
     # the names are in `hw show ID`; the table keeps to what fits 80 columns whole
     t = Table(
@@ -496,9 +495,8 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
 
 
 def model_list(c: Console, pf: Any) -> None:
-    from rich.table import Table
-
     from rich import box
+    from rich.table import Table
 
     t = Table(
         title="model presets",

@@ -57,7 +57,6 @@ def test_sm_resources_cc90() -> None:
 def test_fitted_figures_name_their_fit_set_and_size() -> None:
     """Every fitted figure of the registry says what it was fitted to and on how many cases; a figure
     of another kind carries no fit set; a fitted one without one is refused."""
-    import pytest as _pytest
     from pydantic import ValidationError
 
     from roofcalc.hardware import Figure, all_hardware
@@ -70,7 +69,7 @@ def test_fitted_figures_name_their_fit_set_and_size() -> None:
         ("h100", "expected.gemm_sn_k_step_s"),
     }
     assert all(f.fit_set and f.fit_cases and f.fit_cases > 0 for _, _, f in fitted)
-    with _pytest.raises(ValidationError, match="fit_set"):
+    with pytest.raises(ValidationError, match="fit_set"):
         Figure(value=1.0, source="x", kind="fitted")
-    with _pytest.raises(ValidationError, match="belong to kind: fitted"):
+    with pytest.raises(ValidationError, match="belong to kind: fitted"):
         Figure(value=1.0, source="x", kind="measured", fit_set="s", fit_cases=3)

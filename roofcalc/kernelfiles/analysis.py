@@ -18,6 +18,7 @@ from ..errors import InputError, RoofcalcError
 from ..hardware import Hardware
 from ..occupancy_solver import NextBlock, OccupancyResult, Waves, occupancy
 from ..output import SCHEMA_VERSION
+from .limits import printable
 from .models import Format, KernelFile, KernelInfo
 
 
@@ -275,6 +276,9 @@ def solver_input(
             notes.append("no register count: occupancy unknown")
         return None, static, source
     regs = max(1, k.registers) if k.registers is not None else None
+    most = hw.sm_value("max_registers_per_thread")
+    if k.format == "ncu" and regs is not None and most is not None and most < regs <= most + 8 - most % 8:
+        regs = most  # ncu's allocation of a kernel at the limit (255 -> 256): the same registers are allocated
     return (
         SolverInput(
             threads=threads, regs=regs, smem=dyn, static_smem=static or 0, barriers=max(1, k.barriers or 0), grid=grid
@@ -380,7 +384,7 @@ def analyze_file(kf: KernelFile, hw: Hardware, opts: Options) -> KernelsReport:
             raise InputError(f"--kernel {opts.kernel_regex[:80]!r} is not a regular expression: {e}") from None
         kernels = [k for k in kernels if pattern.search(k.display) or pattern.search(k.name)]
         if not kernels:
-            names = ", ".join(sorted({k.display for k in kf.kernels}))
+            names = printable(", ".join(sorted({k.display for k in kf.kernels})[:50]))
             names = names if len(names) <= 160 else names[:157] + "..."
             raise InputError(f"no kernel matches --kernel {opts.kernel_regex[:80]!r}; the file has: {names}")
     max_threads = hw.sm_value("max_threads_per_block") or 1024

@@ -22,11 +22,25 @@ Spill bytes are not in the cubin (ptxas -v prints them); the stack frame, which 
 
 from __future__ import annotations
 
-import contextlib
 import struct
 
 from ..errors import InputError
-from .elf import EM_CUDA, STT_FUNC, Elf
+from ..units import clip
+from .elf import EM_CUDA, MAGIC, STT_FUNC, Elf
+from .limits import (
+    MAX_BARRIERS,
+    MAX_ELF_MAGICS,
+    MAX_EMBEDDED_CUBINS,
+    MAX_KERNEL_BYTES,
+    MAX_REGISTERS,
+    MAX_THREADS,
+    Budget,
+    LimitError,
+    check_kernel_count,
+    checked,
+    short,
+    shown,
+)
 from .models import KernelInfo
 
 # SM versions that exist (nvcc --list-gpu-code of CUDA 8 ... 13); anything else in e_flags is damage
@@ -83,15 +97,16 @@ def cubin_arch(elf: Elf) -> int:
     return sm
 
 
-def _attributes(data: bytes, label: str) -> list[tuple[int, int, bytes]]:
+def _attributes(data: bytes, label: str, budget: Budget, where: str = ".nv.info") -> list[tuple[int, int, bytes]]:
     """(format, attribute, payload) for each record of a .nv.info section."""
+    budget.spend_records(len(data) // 4)  # at most one record per 4 bytes
     out = []
     i = 0
     while i + 4 <= len(data):
         fmt, attr, size = data[i], data[i + 1], struct.unpack_from("<H", data, i + 2)[0]
         if fmt == EIFMT_SVAL:
             if i + 4 + size > len(data):
-                raise InputError(f"{label}: damaged .nv.info section (a record runs past its end)")
+                raise InputError(f"{label}: damaged {where} section (a record runs past its end)")
             out.append((fmt, attr, data[i + 4 : i + 4 + size]))
             i += 4 + size
         else:  # EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL: the value sits in the two bytes after the tag
@@ -113,34 +128,56 @@ def parse_cubin(elf: Elf) -> list[KernelInfo]:
     by_symbol: dict[int, dict[int, int]] = {}  # symbol index -> attribute -> value (.nv.info)
     for sec in elf.sections:
         if sec.name == ".nv.info":
-            for fmt, attr, payload in _attributes(elf.section_data(sec), elf.label):
+            for fmt, attr, payload in _attributes(elf.section_data(sec), elf.label, elf.budget):
                 if fmt == EIFMT_SVAL and attr in (EIATTR_REGCOUNT, EIATTR_FRAME_SIZE) and len(payload) >= 8:
                     sym_index, value = _u32s(payload)[:2]
                     by_symbol.setdefault(sym_index, {})[attr] = value
     reserve_inside = any(s.name.startswith(".nv.shared.reserved") for s in elf.sections)
-    kernels = []
+    per_section: dict[str, dict[int, bytes]] = {}  # .nv.info.<kernel> records, read once per section
+    kernels: list[KernelInfo] = []
     for index, sym in enumerate(elf.symbols):
-        info_sec = elf.by_name.get(f".nv.info.{sym.name}")
+        info_name = f".nv.info.{sym.name}"
+        info_sec = elf.by_name.get(info_name)
         if sym.type != STT_FUNC or (info_sec is None and not sym.other & 0x10):
             continue  # device functions have no .nv.info.<name> section and no entry flag
+        check_kernel_count(len(kernels) + 1, elf.label)
+        where = f"{elf.label}: kernel {clip(sym.name, 60)!r}"
         per: dict[int, bytes] = {}
         if info_sec is not None:
-            per = {attr: payload for _, attr, payload in _attributes(elf.section_data(info_sec), elf.label)}
+            if info_name not in per_section:
+                records = _attributes(elf.section_data(info_sec), elf.label, elf.budget, shown(info_name))
+                per_section[info_name] = {attr: payload for _, attr, payload in records}
+            per = per_section[info_name]
         glob = by_symbol.get(index, {})
         regs = glob.get(EIATTR_REGCOUNT)
         text = elf.by_name.get(f".text.{sym.name}")
         if regs is None and text is not None and text.info >> 24:
             regs = text.info >> 24  # the older ABI keeps the register count in the top byte of sh_info
-        bars: int | None = per[EIATTR_NUM_BARRIERS][0] if EIATTR_NUM_BARRIERS in per else None
+        if regs is not None:
+            checked(regs, where, "register count", MAX_REGISTERS)
+        bars: int | None = None
+        if EIATTR_NUM_BARRIERS in per:
+            if not per[EIATTR_NUM_BARRIERS]:
+                raise InputError(f"{where}: damaged .nv.info record: an empty barrier count")
+            bars = per[EIATTR_NUM_BARRIERS][0]
         if bars is None and text is not None:  # ABI 8: no record means none; before: in the text section's flags
             bars = 0 if new_abi else (text.flags >> 20) & 0x7F
+        if bars is not None:
+            checked(bars, where, "named barrier count", MAX_BARRIERS)
         bounds = per.get(EIATTR_MAX_THREADS) or per.get(EIATTR_REQNTID)
         max_threads = None
         if bounds is not None and len(bounds) >= 12:
             x, y, z = _u32s(bounds)[:3]
-            max_threads = x * max(y, 1) * max(z, 1)
-        maxreg = struct.unpack_from("<H", per[EIATTR_MAXREG_COUNT])[0] if EIATTR_MAXREG_COUNT in per else None
+            max_threads = checked(x * max(y, 1) * max(z, 1), where, "__launch_bounds__ thread count", MAX_THREADS)
+        maxreg = None
+        if EIATTR_MAXREG_COUNT in per:
+            if len(per[EIATTR_MAXREG_COUNT]) < 2:
+                raise InputError(f"{where}: damaged .nv.info record: a register cap of under two bytes")
+            maxreg = struct.unpack_from("<H", per[EIATTR_MAXREG_COUNT])[0]
         shared = elf.by_name.get(f".nv.shared.{sym.name}")
+        if shared is not None:
+            checked(shared.size, where, "static shared memory (bytes)", MAX_KERNEL_BYTES)
+        frame = glob.get(EIATTR_FRAME_SIZE)
         notes = []
         if regs is None:
             notes.append("the cubin records no register count for this kernel")
@@ -156,21 +193,45 @@ def parse_cubin(elf: Elf) -> list[KernelInfo]:
                 barriers=bars,
                 smem_reported_bytes=shared.size if shared is not None else 0,
                 smem_reserve_included=reserve_inside and shared is not None,
-                stack_frame_bytes=glob.get(EIATTR_FRAME_SIZE),
+                stack_frame_bytes=frame,
                 notes=notes,
             )
         )
     return kernels
 
 
-def embedded_cubins(data: bytes, label: str) -> tuple[list[Elf], bool]:
-    """The uncompressed cubins inside a fatbin, object file, executable or library, and whether
-    the data holds a fatbin at all (so compressed device code can be named as such)."""
-    cubins = []
-    start = data.find(b"\x7fELF", 1)
+def embedded_cubins(data: bytes, label: str, budget: Budget | None = None) -> tuple[list[Elf], bool, list[str]]:
+    """The uncompressed cubins inside a fatbin, object file, executable or library, whether the
+    data holds a fatbin at all (so compressed device code can be named as such), and why the
+    CUDA ELF headers that are no readable cubin were passed over.
+
+    At most MAX_ELF_MAGICS ELF magic numbers are looked at and MAX_EMBEDDED_CUBINS CUDA ELF
+    headers read; a file with more is refused before any of them is parsed."""
+    budget = budget if budget is not None else Budget(label)
+    starts = []
+    seen = 0
+    start = data.find(MAGIC, 1)
     while start >= 0:
+        seen += 1
+        if seen > MAX_ELF_MAGICS:
+            raise LimitError(
+                f"{short(label)}: more than {MAX_ELF_MAGICS:,} ELF headers inside it; roofcalc looks at no more"
+            )
         if start + 64 <= len(data) and struct.unpack_from("<H", data, start + 18)[0] == EM_CUDA:
-            with contextlib.suppress(InputError):  # a stray magic number or a damaged image: not a cubin
-                cubins.append(Elf(data, f"{label} (cubin at byte {start:,})", base=start))
-        start = data.find(b"\x7fELF", start + 4)
-    return cubins, data.find(FATBIN_MAGIC) >= 0
+            starts.append(start)
+            if len(starts) > MAX_EMBEDDED_CUBINS:
+                raise LimitError(
+                    f"{short(label)}: more than {MAX_EMBEDDED_CUBINS:,} cubins embedded; run 'cuobjdump "
+                    "-res-usage' on it and pass that output, or extract the cubins you need with 'cuobjdump -xelf'"
+                )
+        start = data.find(MAGIC, start + 4)
+    cubins = []
+    damaged = []
+    for start in starts:
+        try:
+            cubins.append(Elf(data, f"{short(label)} (cubin at byte {start:,})", base=start, budget=budget))
+        except LimitError:
+            raise
+        except InputError as e:  # a stray magic number or a damaged image: not a cubin
+            damaged.append(str(e))
+    return cubins, data.find(FATBIN_MAGIC) >= 0, damaged

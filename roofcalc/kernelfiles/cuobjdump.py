@@ -30,12 +30,27 @@ from __future__ import annotations
 import re
 
 from ..errors import InputError
+from .limits import MAX_ARCH, MAX_KERNEL_BYTES, MAX_REGISTERS, check_kernel_count, count, short, shown, split_lines
 from .models import KernelInfo
 
-_ARCH = re.compile(r"^\s*arch\s*=\s*sm_(\d+)([a-z]?)\s*$")
-_FUNC = re.compile(r"^\s*Function\s+(.+?):\s*$")
-_FIELD = re.compile(r"([A-Z_]+(?:\[\d+\])?):(\d+)")
+_ARCH = re.compile(r"[ \t]*arch[ \t]*=[ \t]*sm_([0-9]+)([a-z]?)[ \t]*")
 RESERVE_FROM_SM = 90  # nvcc lays the runtime's per-block reserve inside .nv.shared from sm_90 on
+_USED = {"REG": MAX_REGISTERS, "SHARED": MAX_KERNEL_BYTES, "STACK": MAX_KERNEL_BYTES, "LOCAL": MAX_KERNEL_BYTES}
+
+
+def _fields(line: str, where: str) -> dict[str, int]:
+    """The NAME:VALUE fields of a resource line (split on blanks: linear in the line), the ones
+    read checked as numbers; CONSTANT[0] is only looked for."""
+    out: dict[str, int] = {}
+    for token in line.split():
+        key, sep, value = token.partition(":")
+        if not sep:
+            continue
+        if key in _USED:
+            out[key] = count(value, where, key, _USED[key])
+        elif key == "CONSTANT[0]":
+            out[key] = 0
+    return out
 
 
 def parse_cuobjdump(text: str, label: str) -> tuple[list[KernelInfo], list[str]]:
@@ -45,19 +60,27 @@ def parse_cuobjdump(text: str, label: str) -> tuple[list[KernelInfo], list[str]]
     suffix = ""
     pending: str | None = None
     device_functions = 0
-    for line in text.splitlines():
-        if m := _ARCH.match(line):
-            arch, suffix = int(m.group(1)), m.group(2)
-        elif m := _FUNC.match(line):
+    name = short(label)
+
+    def truncated(function: str) -> InputError:
+        return InputError(f"{name}: truncated cuobjdump output: no resource line for {shown(function)}")
+
+    for n, line in enumerate(split_lines(text, label), start=1):
+        where = f"{name}:{n}"
+        stripped = line.strip(" \t")
+        if "arch" in line and (m := _ARCH.fullmatch(line)):
+            arch, suffix = count(m.group(1), where, "architecture", MAX_ARCH), m.group(2)
+        elif stripped[:9] in ("Function ", "Function\t") and stripped.endswith(":") and stripped[8:-1].strip(" \t"):
             if pending is not None:
-                raise InputError(f"{label}: truncated cuobjdump output: no resource line for {pending}")
-            pending = m.group(1).strip()
+                raise truncated(pending)
+            pending = stripped[8:-1].strip(" \t")
         elif pending is not None and "REG:" in line:
-            fields = {k: int(v) for k, v in _FIELD.findall(line)}
+            fields = _fields(line, where)
             if "CONSTANT[0]" not in fields:
                 device_functions += 1
                 pending = None
                 continue
+            check_kernel_count(len(kernels) + 1, label)
             shared = fields.get("SHARED", 0)
             kernels.append(
                 KernelInfo(
@@ -75,7 +98,7 @@ def parse_cuobjdump(text: str, label: str) -> tuple[list[KernelInfo], list[str]]
             )
             pending = None
     if pending is not None:
-        raise InputError(f"{label}: truncated cuobjdump output: no resource line for {pending}")
+        raise truncated(pending)
     if any(k.arch is None for k in kernels):
         notes.append("no 'arch =' line (cuobjdump of a cubin): the architecture is taken to be the hardware's")
     if kernels:

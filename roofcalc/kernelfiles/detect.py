@@ -1,4 +1,11 @@
-"""Which kind of kernel file a path holds, from its content (the extension is never trusted)."""
+"""Which kind of kernel file a path holds, from its content (the extension is never trusted).
+
+A path is read only if it is a regular file (a FIFO, a device or a socket is refused before it
+is opened) and only up to its format's limit, told from the first bytes: ``MAX_BINARY_BYTES``
+for ELF files and fatbins, ``MAX_TEXT_BYTES`` for text, ``MAX_JSON_BYTES`` for Triton
+metadata. A UTF-8 byte-order mark is dropped. The formats are told apart by patterns that run
+in time linear in the text (no pattern can reach across lines or backtrack over a run).
+"""
 
 from __future__ import annotations
 
@@ -7,50 +14,98 @@ import struct
 from pathlib import Path
 
 from ..errors import InputError
+from ..units import clip
 from .cubin import FATBIN_MAGIC, embedded_cubins, parse_cubin
 from .cuobjdump import parse_cuobjdump
 from .elf import EM_CUDA, MAGIC, Elf, machine_name
+from .limits import (
+    MAX_BINARY_BYTES,
+    MAX_JSON_BYTES,
+    MAX_TEXT_BYTES,
+    Budget,
+    LimitError,
+    check_kernel_count,
+    file_kind,
+    read_regular,
+    short,
+    shown,
+    split_lines,
+)
 from .models import Format, KernelFile, KernelInfo
 from .names import demangle
 from .ncu import find_header, parse_ncu
 from .ptxas import parse_ptxas
 from .triton import parse_triton
 
-MAX_BYTES = 2 * 1024**3  # a shipped CUDA library can be hundreds of megabytes
 EXPECTED = (
     "a ptxas -v log, cuobjdump -res-usage output, a cubin or CUDA binary, a Triton cache entry, "
     "or an ncu --csv --page raw export"
 )
-_CUOBJDUMP = re.compile(r"^\s*Function\s+\S.*:\s*\n\s*REG:\d+", re.M)
-_PTXAS = re.compile(r"^\s*(?:ptxas\s+)?(?:info|warning|error)\s*:", re.M)
-_PTXAS_ERROR = re.compile(r"^.*ptxas.*error.*$", re.M)
+_CUOBJDUMP = re.compile(r"^[ \t]*Function[ \t]+[^ \t\n][^\n]*:[ \t]*\n[ \t]*REG:[0-9]", re.M)
+_PTXAS = re.compile(r"^[ \t]*(?:ptxas[ \t]+)?(?:info|warning|error)[ \t]*:", re.M)
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\0" in head or head[:4] in (MAGIC, FATBIN_MAGIC)
+
+
+def _not_elf(label: str) -> InputError:
+    return InputError(
+        f"{short(label)}: a binary file that is not ELF (cubins, fatbins and CUDA programs are); expected {EXPECTED}"
+    )
+
+
+def _limit(head: bytes, label: str) -> tuple[int, str]:
+    """The size limit (and the kind of file, for the message) the first bytes call for; a binary
+    file that is no ELF file or fatbin is refused from them, before the rest is read."""
+    if _is_binary(head):
+        if head[:4] not in (MAGIC, FATBIN_MAGIC):
+            raise _not_elf(label)
+        return MAX_BINARY_BYTES, "cubin or CUDA binary (run 'cuobjdump -res-usage' on a larger one)"
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] in (b"{", b"["):
+        return MAX_JSON_BYTES, "Triton metadata file"
+    return MAX_TEXT_BYTES, "text kernel file (ptxas log, cuobjdump output or ncu export)"
 
 
 def _binary(data: bytes, label: str) -> tuple[Format, list[KernelInfo], list[str]]:
+    name = short(label)
+    budget = Budget(label)
     if data[:4] == MAGIC and (len(data) < 64 or data[4] != 2 or data[5] != 1):
-        raise InputError(f"{label}: a 32-bit or big-endian ELF file; cubins and CUDA programs are 64-bit little-endian")
-    if data[:4] == MAGIC and len(data) >= 20 and struct.unpack_from("<H", data, 18)[0] == EM_CUDA:
-        return "cubin", parse_cubin(Elf(data, label)), []
+        raise InputError(f"{name}: a 32-bit or big-endian ELF file; cubins and CUDA programs are 64-bit little-endian")
+    if data[:4] == MAGIC and struct.unpack_from("<H", data, 18)[0] == EM_CUDA:
+        return "cubin", parse_cubin(Elf(data, name, budget=budget)), []
     if data[:4] != MAGIC and data[:4] != FATBIN_MAGIC:
-        raise InputError(
-            f"{label}: a binary file that is not ELF (cubins, fatbins and CUDA programs are); expected {EXPECTED}"
-        )
-    cubins, has_fatbin = embedded_cubins(data, label)
+        raise _not_elf(label)
+    cubins, has_fatbin, damaged = embedded_cubins(data, label, budget)
     what = "a fatbin" if data[:4] == FATBIN_MAGIC else "an ELF file"
     if not cubins:
+        if damaged:
+            more = f" (and {len(damaged) - 1:,} more)" if len(damaged) > 1 else ""
+            raise InputError(
+                f"{name}: {what} whose embedded CUDA ELF images are damaged: {clip(damaged[0], 200)}{more}"
+            )
         if has_fatbin:
             raise InputError(
-                f"{label}: {what} whose device code is compressed; run 'cuobjdump -res-usage' on it "
+                f"{name}: {what} whose device code is compressed; run 'cuobjdump -res-usage' on it "
                 "and pass that output, or extract the cubins with 'cuobjdump -xelf all'"
             )
-        machine = machine_name(struct.unpack_from("<H", data, 18)[0]) if data[:4] == MAGIC and len(data) >= 20 else ""
-        raise InputError(f"{label}: {what}{' for ' + machine if machine else ''} with no CUDA device code")
-    per_cubin, notes, errors = [], [], []
+        machine = machine_name(struct.unpack_from("<H", data, 18)[0]) if data[:4] == MAGIC else ""
+        raise InputError(f"{name}: {what}{' for ' + machine if machine else ''} with no CUDA device code")
+    per_cubin: list[list[KernelInfo]] = []
+    notes: list[str] = []
+    errors: list[str] = []
+    total = 0
     for elf in cubins:
         try:
-            per_cubin.append(parse_cubin(elf))
+            kernels = parse_cubin(elf)
+        except LimitError:
+            raise
         except InputError as e:  # one unreadable cubin (a future architecture) does not hide the others
             errors.append(str(e))
+            continue
+        total += len(kernels)
+        check_kernel_count(total, label)
+        per_cubin.append(kernels)
     if not per_cubin:
         raise InputError(errors[0])
     kernels = [k for ks in per_cubin for k in ks]
@@ -58,69 +113,68 @@ def _binary(data: bytes, label: str) -> tuple[Format, list[KernelInfo], list[str
     notes.append(
         f"read {sum(1 for ks in per_cubin if ks)} cubin(s) with kernels embedded in {what} ({', '.join(archs)})"
     )
-    notes += [f"skipped: {e}" for e in errors]
+    if errors:
+        more = f" (and {len(errors) - 1:,} more)" if len(errors) > 1 else ""
+        notes.append(f"skipped: {clip(errors[0], 240)}{more}")
     return "cubin", kernels, notes
 
 
+def _ptxas_error(lines: list[str]) -> str:
+    """The first line in which ptxas says 'error' (found without a pattern: linear)."""
+    for line in lines:
+        at = line.find("ptxas")
+        if at >= 0 and line.find("error", at) >= 0:
+            return f" (ptxas said: {shown(line.strip(), 160)})"
+    return ""
+
+
 def _text(text: str, label: str, path: Path) -> tuple[Format, list[KernelInfo], list[str]]:
+    name = short(label)
     if not text.strip():
-        raise InputError(f"{label}: empty file")
-    head = text.lstrip()
-    if head.startswith(("{", "[")):
-        kernels, notes = parse_triton(path)
+        raise InputError(f"{name}: empty file")
+    if text.lstrip(" \t\n\r\x0b\x0c").startswith(("{", "[")):  # as _limit tells JSON
+        kernels, notes = parse_triton(path, text)
         return "triton", kernels, notes
-    lines = text.splitlines()
+    lines = split_lines(text, label)
     if find_header(lines) is not None:
         kernels, notes = parse_ncu(text, label)
         return "ncu", kernels, notes
     if _CUOBJDUMP.search(text) or "Resource usage:" in text:
         kernels, notes = parse_cuobjdump(text, label)
         if not kernels:
-            raise InputError(f"{label}: cuobjdump output without kernels (only device functions or none)")
+            raise InputError(f"{name}: cuobjdump output without kernels (only device functions or none)")
         return "cuobjdump", kernels, notes
     if _PTXAS.search(text):
         kernels = parse_ptxas(text, label)
         if not kernels:
-            err = _PTXAS_ERROR.search(text)
-            why = f" (ptxas said: {err.group(0).strip()[:160]})" if err else ""
-            raise InputError(f"{label}: a ptxas log without 'Compiling entry function' lines{why}")
+            raise InputError(f"{name}: a ptxas log without 'Compiling entry function' lines{_ptxas_error(lines)}")
         return "ptxas", kernels, []
     first = next(ln for ln in lines if ln.strip())
     if first.count(",") >= 2 or first.count("\t") >= 2:
         raise InputError(
-            f"{label}: a CSV file, but not a Nsight Compute raw-page export (it starts "
-            f'{first.strip()[:60]!r}; expected a "ID",...,"Kernel Name" header)'
+            f"{name}: a CSV file, but not a Nsight Compute raw-page export (it starts "
+            f'{clip(first.strip(), 60)!r}; expected a "ID",...,"Kernel Name" header)'
         )
-    raise InputError(f"{label}: not a kernel file roofcalc reads; expected {EXPECTED}")
+    raise InputError(f"{name}: not a kernel file roofcalc reads; expected {EXPECTED}")
 
 
 def load_kernel_file(path: str | Path) -> KernelFile:
     """Read any supported kernel file (or a Triton cache folder) into a KernelFile."""
     p = Path(path)
     label = str(p)
-    try:
-        is_dir, is_file = p.is_dir(), p.is_file()
-    except (OSError, ValueError) as e:  # a name too long, a NUL byte
-        raise InputError(f"{label[:200]}: cannot open: {getattr(e, 'strerror', None) or e}") from None
-    if is_dir:
+    name = short(label)
+    kind, _ = file_kind(p)
+    if kind == "dir":
         kernels, notes = parse_triton(p)
         fmt: Format = "triton"
     else:
-        if not is_file:
-            raise InputError(f"{label}: no such file or folder")
-        try:
-            size = p.stat().st_size
-            if size > MAX_BYTES:
-                raise InputError(f"{label}: {size:,} bytes is over the {MAX_BYTES:,}-byte limit for a kernel file")
-            data = p.read_bytes()
-        except OSError as e:
-            raise InputError(f"{label}: cannot read: {e.strerror or e}") from None
+        data = read_regular(p, MAX_BINARY_BYTES, "kernel file", choose=lambda head: _limit(head, label))
         if not data:
-            raise InputError(f"{label}: empty file")
+            raise InputError(f"{name}: empty file")
         text = None
-        if b"\0" not in data[:8192]:
+        if not _is_binary(data[:8192]):
             try:
-                text = data.decode("utf-8")
+                text = data.decode("utf-8-sig")
             except UnicodeDecodeError:
                 text = None
         if text is None:
@@ -128,7 +182,8 @@ def load_kernel_file(path: str | Path) -> KernelFile:
         else:
             fmt, kernels, notes = _text(text, label, p)
     if not kernels:
-        raise InputError(f"{label}: no kernels in this {fmt} file")
+        raise InputError(f"{name}: no kernels in this {fmt} file")
+    check_kernel_count(len(kernels), label)
     names = demangle([k.name for k in kernels])
     if names:
         kernels = [k.model_copy(update={"display": names.get(k.name, k.display)}) for k in kernels]

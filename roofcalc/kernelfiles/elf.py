@@ -11,6 +11,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import InputError
+from .limits import MAX_NAME_BYTES, Budget
 
 MAGIC = b"\x7fELF"
 EM_CUDA = 190
@@ -47,12 +48,17 @@ class Symbol:
 
 
 class Elf:
-    """Parses eagerly and checks every offset against the data; raises InputError on damage."""
+    """Parses eagerly and checks every offset against the data; raises InputError on damage.
 
-    def __init__(self, data: bytes, label: str, base: int = 0) -> None:
+    Every section header, symbol and name read is spent from ``budget`` (one per file, shared by
+    the cubins embedded in it), so overlapping crafted headers cost a bounded amount of work."""
+
+    def __init__(self, data: bytes, label: str, base: int = 0, budget: Budget | None = None) -> None:
         self.data = data
         self.label = label
         self.base = base
+        self.budget = budget if budget is not None else Budget(label)
+        self._names: dict[tuple[int, int], str] = {}
         if len(data) < base + 64 or data[base : base + 4] != MAGIC:
             raise InputError(f"{label}: not an ELF file")
         if data[base + 4] != 2 or data[base + 5] != 1:
@@ -69,33 +75,64 @@ class Elf:
                 f"{label}: truncated ELF file: its section headers end at byte "
                 f"{shoff + shnum * shentsize:,}, the file has {size:,}"
             )
-        raw = [struct.unpack_from("<IIQQQQIIQQ", data, base + shoff + i * shentsize) for i in range(shnum)]
-        for _, typ, _, _, off, length, *_ in raw:
-            if typ != SHT_NOBITS and off + length > size:
-                raise InputError(
-                    f"{label}: truncated ELF file: a section ends at byte {off + length:,}, the file has {size:,}"
-                )
-        if shstrndx >= shnum:
+        self.budget.spend_records(shnum)
+        start = base + shoff
+        if shentsize == 64:  # as every ELF writer makes them: one unpack over the whole table
+            raw = list(struct.iter_unpack("<IIQQQQIIQQ", data[start : start + 64 * shnum]))
+        else:
+            raw = [struct.unpack_from("<IIQQQQIIQQ", data, start + i * shentsize) for i in range(shnum)]
+        past = next((r for r in raw if r[4] + r[5] > size and r[1] != SHT_NOBITS), None)
+        if past is not None:
+            raise InputError(
+                f"{label}: truncated ELF file: a section ends at byte {past[4] + past[5]:,}, the file has {size:,}"
+            )
+        if shstrndx >= shnum or raw[shstrndx][1] == SHT_NOBITS:
             raise InputError(f"{label}: damaged ELF file: no section-name table")
-        names_off = raw[shstrndx][4]
-        self.sections = [Section(self._str(names_off, r[0]), r[1], r[2], r[4], r[5], r[6], r[7]) for r in raw]
+        names = raw[shstrndx]
+        self.sections = [
+            Section(self._str(names[4], names[5], r[0], "section"), r[1], r[2], r[4], r[5], r[6], r[7]) for r in raw
+        ]
         self.by_name = {s.name: s for s in self.sections}
         self.symbols: list[Symbol] = []
         symtab = next((s for s in self.sections if s.type == SHT_SYMTAB), None)
-        if symtab is not None and symtab.link < len(self.sections):
-            str_off = self.sections[symtab.link].offset
-            for i in range(symtab.size // 24):
-                st_name, st_info, st_other, st_shndx, st_value, st_size = struct.unpack_from(
-                    "<IBBHQQ", data, base + symtab.offset + 24 * i
-                )
-                self.symbols.append(Symbol(self._str(str_off, st_name), st_info, st_other, st_shndx, st_value, st_size))
+        if symtab is not None:
+            if symtab.link >= len(self.sections) or self.sections[symtab.link].type == SHT_NOBITS:
+                raise InputError(f"{label}: damaged ELF file: the symbol table names no string table")
+            strtab = self.sections[symtab.link]
+            n = symtab.size // 24
+            self.budget.spend_records(n)
+            start = base + symtab.offset
+            for st_name, st_info, st_other, st_shndx, st_value, st_size in struct.iter_unpack(
+                "<IBBHQQ", data[start : start + 24 * n]
+            ):
+                name = self._str(strtab.offset, strtab.size, st_name, "symbol")
+                self.symbols.append(Symbol(name, st_info, st_other, st_shndx, st_value, st_size))
 
-    def _str(self, table: int, index: int) -> str:
+    def _str(self, table: int, table_size: int, index: int, what: str) -> str:
+        """The NUL-terminated name at ``index`` of the string table at ``table`` (file offsets)."""
+        key = (table, index)
+        cached = self._names.get(key)
+        if cached is not None:
+            return cached
+        if index >= table_size:
+            raise InputError(
+                f"{self.label}: damaged ELF file: a {what} name points past the end of its string table "
+                f"(index {index:,}, table of {table_size:,} bytes)"
+            )
         start = self.base + table + index
-        end = self.data.find(b"\0", start)
-        if start >= len(self.data) or end < 0:
-            raise InputError(f"{self.label}: damaged ELF file: a name points outside the file")
-        return self.data[start:end].decode("utf-8", "replace")
+        stop = min(self.base + table + table_size, start + MAX_NAME_BYTES + 1)
+        end = self.data.find(b"\0", start, stop)
+        if end < 0:
+            if stop - start > MAX_NAME_BYTES:
+                raise InputError(
+                    f"{self.label}: damaged ELF file: a {what} name at byte {start:,} is longer than "
+                    f"{MAX_NAME_BYTES:,} bytes"
+                )
+            raise InputError(f"{self.label}: damaged ELF file: a {what} name runs past the end of its string table")
+        self.budget.spend_name(end - start)
+        name = self.data[start:end].decode("utf-8", "replace")
+        self._names[key] = name
+        return name
 
     def section_data(self, section: Section) -> bytes:
         if section.type == SHT_NOBITS:

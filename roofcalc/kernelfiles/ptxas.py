@@ -13,6 +13,11 @@ Older forms: ``Used 46 registers, 176 bytes cmem[0], 16 bytes cmem[14]``, ``Used
 function" lines (a JIT info log) names each kernel in its "Function properties for" line. The
 smem figure is the kernel's static shared memory, without the runtime's per-block reserve. A
 log built for several architectures lists every kernel once per architecture.
+
+Parsing is linear in the size of the log: the text is split into lines first (at most
+``MAX_LINES``), each line is tested for a fixed substring before any pattern runs, and every
+pattern starts at a literal or at the first digit of a run of digits (a lookbehind), so no
+line can make one backtrack. Numbers are checked for length and range before use.
 """
 
 from __future__ import annotations
@@ -21,17 +26,28 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
+from .limits import (
+    MAX_ARCH,
+    MAX_BARRIERS,
+    MAX_KERNEL_BYTES,
+    MAX_REGISTERS,
+    check_kernel_count,
+    count,
+    short,
+    shown,
+    split_lines,
+)
 from .models import KernelInfo
 
-_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(?:sm|compute)_(\d+)([a-z]?)'")
-_PROPS = re.compile(r"Function properties for '?([^':\s]+)'?:?\s*$")
-_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"\b[Uu]sed (\d+) registers")
-_SMEM = re.compile(r"(\d+)(?:\+\d+)? bytes smem")
-_BARS = re.compile(r"used (\d+) barriers")
-_LMEM = re.compile(r"(\d+)(?:\+\d+)? bytes lmem")
-_STACK = re.compile(r"(\d+) (?:bytes cumulative stack size|stack\b)")
-_CAP = re.compile(r"Overriding maximum register limit \d+ for '([^']+)' with\s+(\d+)")
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(?:sm|compute)_([0-9]+)([a-z]?)'")
+_PROPS = re.compile(r"Function properties for '?([^': \t]+)'?:?[ \t]*$")
+_FRAME = re.compile(r"(?<![0-9])([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")
+_USED = re.compile(r"\b[Uu]sed ([0-9]+) registers")
+_SMEM = re.compile(r"(?<![0-9+])([0-9]+)(?:\+[0-9]+)? bytes smem")
+_BARS = re.compile(r"used ([0-9]+) barriers")
+_LMEM = re.compile(r"(?<![0-9+])([0-9]+)(?:\+[0-9]+)? bytes lmem")
+_STACK = re.compile(r"(?<![0-9])([0-9]+) (?:bytes cumulative stack size|stack\b)")
+_CAP = re.compile(r"Overriding maximum register limit [0-9]+ for '([^']+)' with[ \t]+([0-9]+)")
 
 
 @dataclass
@@ -48,29 +64,39 @@ def parse_ptxas(text: str, label: str) -> list[KernelInfo]:
     frames: dict[str, tuple[int, int, int]] = {}  # function -> (frame, spill stores, spill loads)
     caps: dict[str, int] = {}
     props_for: str | None = None
+    name = short(label)
 
-    def field(pattern: re.Pattern[str], line: str) -> int | None:
+    def truncated(entry: _Entry) -> InputError:
+        return InputError(f"{name}: truncated ptxas log: no 'Used N registers' line for {shown(entry.name)}")
+
+    def field(pattern: re.Pattern[str], line: str, where: str, what: str, most: int) -> int | None:
         m = pattern.search(line)
-        return int(m.group(1)) if m else None
+        return count(m.group(1), where, what, most) if m else None
 
-    for line in text.splitlines():
-        if m := _ENTRY.search(line):
+    for n, line in enumerate(split_lines(text, label), start=1):
+        where = f"{name}:{n}"
+        if "entry function" in line and (m := _ENTRY.search(line)):
             if current is not None and not current.done:
-                raise InputError(f"{label}: truncated ptxas log: no 'Used N registers' line for {current.name}")
-            current = _Entry(m.group(1), int(m.group(2)), m.group(3))
+                raise truncated(current)
+            current = _Entry(m.group(1), count(m.group(2), where, "architecture", MAX_ARCH), m.group(3))
             props_for = None
-        elif m := _CAP.search(line):
-            caps[m.group(1)] = int(m.group(2))
-        elif m := _PROPS.search(line):
+        elif "Overriding" in line and (m := _CAP.search(line)):
+            caps[m.group(1)] = count(m.group(2), where, "register limit", MAX_REGISTERS)
+        elif "properties for" in line and (m := _PROPS.search(line)):
             props_for = m.group(1)
-        elif (m := _FRAME.search(line)) and props_for is not None:
-            frames[props_for] = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        elif m := _USED.search(line):
+        elif "stack frame" in line and (m := _FRAME.search(line)) and props_for is not None:
+            frames[props_for] = (
+                count(m.group(1), where, "stack frame (bytes)", MAX_KERNEL_BYTES),
+                count(m.group(2), where, "spill stores (bytes)", MAX_KERNEL_BYTES),
+                count(m.group(3), where, "spill loads (bytes)", MAX_KERNEL_BYTES),
+            )
+        elif "sed " in line and (m := _USED.search(line)):
             if current is None or current.done:
                 if props_for is None:
                     continue
                 current = _Entry(props_for, None)  # a JIT log: no "Compiling entry function" lines
             current.done = True
+            check_kernel_count(len(kernels) + 1, label)
             frame = frames.get(current.name)
             kernels.append(
                 KernelInfo(
@@ -79,16 +105,18 @@ def parse_ptxas(text: str, label: str) -> list[KernelInfo]:
                     format="ptxas",
                     arch=current.arch,
                     arch_suffix=current.suffix,
-                    registers=int(m.group(1)),
-                    barriers=field(_BARS, line),
-                    smem_reported_bytes=field(_SMEM, line) or 0,
+                    registers=count(m.group(1), where, "register count", MAX_REGISTERS),
+                    barriers=field(_BARS, line, where, "barrier count", MAX_BARRIERS),
+                    smem_reported_bytes=field(_SMEM, line, where, "shared memory (bytes)", MAX_KERNEL_BYTES) or 0,
                     max_registers=caps.get(current.name),
-                    local_bytes=field(_LMEM, line),
-                    stack_frame_bytes=frame[0] if frame else field(_STACK, line),
+                    local_bytes=field(_LMEM, line, where, "local memory (bytes)", MAX_KERNEL_BYTES),
+                    stack_frame_bytes=frame[0]
+                    if frame
+                    else field(_STACK, line, where, "stack size (bytes)", MAX_KERNEL_BYTES),
                     spill_store_bytes=frame[1] if frame else None,
                     spill_load_bytes=frame[2] if frame else None,
                 )
             )
     if current is not None and not current.done:
-        raise InputError(f"{label}: truncated ptxas log: no 'Used N registers' line for {current.name}")
+        raise truncated(current)
     return kernels
