@@ -75,12 +75,12 @@ class Report(BaseModel):
     host_rate: str | None = None
 
 
-
 # a measured GPU time outside these is no timing (a unit slip, a corrupt file): refused, not averaged
 MIN_MEASURED_S = 1e-7  # a kernel plus its launch never takes under 100 ns
 MAX_MEASURED_S = 86_400.0  # a day
 MAX_OP_CASES = 20_000  # the largest committed set has 4,290
 MAX_LLM_CASES = 1_000  # the largest committed LLM set has a few hundred
+
 
 def _median(xs: list[float]) -> float | None:
     if not xs:

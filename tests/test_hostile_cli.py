@@ -138,7 +138,8 @@ def test_closed_stdout_is_one_line(streams: dict[str, tuple[int, bytes, str]], n
 
 
 @pytest.mark.parametrize(
-    "name", ["dev-full-text", "dev-full-help", "dev-full-version", "dev-full-op-help", "dev-full-json", "dev-full-occupancy"]
+    "name",
+    ["dev-full-text", "dev-full-help", "dev-full-version", "dev-full-op-help", "dev-full-json", "dev-full-occupancy"],
 )
 def test_full_disk_is_one_line(streams: dict[str, tuple[int, bytes, str]], name: str) -> None:
     """`> /dev/full`: exit WRITE_ERROR_EXIT, one line 'cannot write the output: No space left on device'."""
