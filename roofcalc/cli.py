@@ -20,6 +20,7 @@ from .commands.common import InputClickError, IntType, SizeType
 from .commands.info_commands import hw_group, model_group
 from .commands.occupancy_command import occupancy_cmd
 from .commands.op_commands import compare_group, op_group, sweep_group
+from .commands.trace_command import trace_cmd
 from .commands.validate_command import validate_cmd
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): an internal software error
@@ -141,6 +142,7 @@ def cli() -> None:
     Examples:
       roofcalc op gemm --m 8192 --hw h100
       roofcalc occupancy --hw h100 --threads 256 --regs 64 --smem 96k
+      roofcalc trace tests/data/traces/decode-eager.json --hw h100
       roofcalc hw show h100
     """
 
@@ -158,6 +160,7 @@ for _command in (
     occupancy_cmd,
     probe_cmd,
     kernels,
+    trace_cmd,
     validate_cmd,
 ):
     cli.add_command(_command)

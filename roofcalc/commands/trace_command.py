@@ -71,9 +71,9 @@ def trace_cmd(
 
     \b
     Examples:
-      roofcalc trace trace.json --hw h100
-      roofcalc trace trace.json.gz --top 40
-      roofcalc trace trace.json --json
+      roofcalc trace tests/data/traces/decode-eager.json --hw h100
+      roofcalc trace tests/data/traces/triton-unknown.json.gz --top 40
+      roofcalc trace tests/data/traces/prefill-sdpa.json --json
     """
     if top < 0:
         raise click.BadParameter(f"must be 0 (every row) or more (got {top})", param_hint="'--top'")
