@@ -46,12 +46,14 @@ def _kind_of(mode: int) -> str:
     return "special file"
 
 
-def read_text(path: Path | str, what: str = "file") -> str:
-    """The UTF-8 text of a regular file of at most MAX_SPEC_BYTES; SpecError otherwise.
+def read_text(path: Path | str, what: str = "file", limit: int = 0) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes (MAX_SPEC_BYTES unless given);
+    SpecError otherwise.
 
     FIFOs, devices (/dev/zero) and directories are refused without reading (the file is
     opened non-blocking, so a FIFO with no writer cannot hang the process).
     """
+    limit = limit or MAX_SPEC_BYTES
     full = str(path)
     # messages name the file; a very long path is shortened (its start and its end)
     label = full if len(full) <= 120 else full[:50] + "..." + full[-50:]
@@ -67,20 +69,18 @@ def read_text(path: Path | str, what: str = "file") -> str:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise SpecError(f"{label}: not a regular file (a {_kind_of(st.st_mode)})")
-        if st.st_size > MAX_SPEC_BYTES:
-            raise SpecError(
-                f"{label}: file is {st.st_size} bytes, over the {MAX_SPEC_BYTES}-byte limit for a spec file"
-            )
+        if st.st_size > limit:
+            raise SpecError(f"{label}: file is {st.st_size} bytes, over the {limit}-byte limit for a spec file")
         with os.fdopen(fd, "rb", closefd=True) as f:
             fd = -1
-            data = f.read(MAX_SPEC_BYTES + 1)
+            data = f.read(limit + 1)
     except OSError as e:
         raise SpecError(f"{label}: cannot read: {e.strerror or e}") from None
     finally:
         if fd >= 0:
             os.close(fd)
-    if len(data) > MAX_SPEC_BYTES:  # grew while being read
-        raise SpecError(f"{label}: file is over the {MAX_SPEC_BYTES}-byte limit for a spec file")
+    if len(data) > limit:  # grew while being read
+        raise SpecError(f"{label}: file is over the {limit}-byte limit for a spec file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

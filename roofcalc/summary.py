@@ -31,6 +31,7 @@ class Band(Record):
     cases: int
     spread: str  # "p5-p95" or "min-max"
     sample: str  # in-sample (the model was tuned on such cases) or hold-out
+    cards: str  # the cards the cases ran on
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,23 +83,31 @@ def band_kind(op: str, params: dict[str, Any]) -> str:
 
 
 def band_for(op: str, params: dict[str, Any]) -> Band | None:
-    kind = band_kind(op, params)
+    return band_named(band_kind(op, params))
+
+
+def band_named(kind: str) -> Band | None:
     data = _bands()
     b = data["bands"].get(kind)
     if b is None:
         return None
-    return Band(kind=kind, sample=str(data.get("sample", "")).split(":")[0], **b)
+    fields = dict(b)  # the cached file's dict stays as read
+    sample = fields.pop("sample", None) or str(data.get("sample", "")).split(":")[0]
+    return Band(kind=kind, sample=sample, **fields)
 
 
 def _fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.3g}"
 
 
-def summarize(r: RooflineResult) -> Summary:
-    """The summary of a result: expected (with its band) first, then the bound, then the fit."""
+def summarize(r: RooflineResult, implementation: str | None = None) -> Summary:
+    """The summary of a result: expected (with its band) first, then the bound, then the fit.
+    ``implementation``: a traced implementation's name (roofcalc.impl), whose band is that of the
+    traced-implementation predictions, instead of the reference implementation's."""
     per = "/step" if r.tokens is not None else ""
-    impl = implementation_of(r.op, r.params)
-    band = band_for(r.op, r.params) if r.expected_s is not None else None
+    impl = implementation or implementation_of(r.op, r.params)
+    kind = f"{r.op}/traced" if implementation else None
+    band = (band_named(kind) if kind else band_for(r.op, r.params)) if r.expected_s is not None else None
     parts: list[str] = []
     lo = hi = None
     if r.expected_s is None:
@@ -110,7 +119,7 @@ def summarize(r: RooflineResult) -> Summary:
             parts.append(f"expected {fmt_time(r.expected_s)}{per} (no measured band)")
         else:
             lo, hi = r.expected_s * band.low, r.expected_s * band.high
-            note = f"{band.spread} of measured/expected, {band.cases:,} {band.sample} H100/H200 cases ({band.kind})"
+            note = f"{band.spread} of measured/expected, {band.cases:,} {band.sample} {band.cards} cases ({band.kind})"
             parts.append(f"expected {fmt_time(r.expected_s)}{per} ({fmt_time_range(lo, hi)})")
     exp_tps = (float(r.tokens) / r.expected_s) if r.tokens is not None and r.expected_s else None
     if exp_tps is not None:

@@ -160,6 +160,23 @@ def parse_float(text: str | float | int, *, what: str = "a number") -> float:
     return f
 
 
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_time(text: str | float | int) -> float:
+    """A duration: ``13.4ms``, ``13.4 ms``, ``250us``, ``0.0134`` (seconds); positive and finite."""
+    if isinstance(text, str):
+        s = text.strip()
+        unit = next((u for u in sorted(_TIME_UNITS, key=len, reverse=True) if s.endswith(u)), "s")
+        number = s[: len(s) - len(unit)].strip() if s.endswith(unit) else s
+        value = parse_float(number, what="a duration (e.g. 13.4ms)") * _TIME_UNITS[unit]
+    else:
+        value = parse_float(text, what="a duration")
+    if not 0 < value <= 86_400:
+        raise ValueError(f"{_shown(text)} is not a duration between 0 and a day")
+    return value
+
+
 # ---------------------------------------------------------------- formatting
 
 _SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]

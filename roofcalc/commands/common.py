@@ -58,6 +58,20 @@ class SizeType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
             self.fail(str(e), param, ctx)
 
 
+class TimeType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
+    """Durations: 13.4ms, 250us, 0.0134 (seconds)."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from ..units import parse_time
+
+        try:
+            return parse_time(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
 class NameType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
     """A name from a fixed list, case-insensitive, with a did-you-mean on error."""
 

@@ -158,14 +158,24 @@ def build_op_command(opdef: OpDef) -> click.Command:
         terms: bool = False,
         strict: bool = False,
         memory_reserve: int | None = None,
+        impl_file: str | None = None,
         **given: Any,
     ) -> None:
         from ..resolve import resolve_hardware
         from ..roofline import crossover, evaluate
 
         hw = resolve_hardware(hw_name, hw_file, calibration)
+        impl = None
+        if impl_file:
+            from ..impl import load_impl
+
+            impl = load_impl(impl_file)
         params, preset = split_preset(opdef, given)
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
+        if impl is not None:
+            from ..impl import with_implementation
+
+            result = with_implementation(result, impl, hw)
         if opdef.crossover:
             cross = crossover(opdef, hw, opdef.crossover, params, preset, label=flag(opdef.crossover))
             result = result.model_copy(update={"crossover": cross})
@@ -195,6 +205,17 @@ def build_op_command(opdef: OpDef) -> click.Command:
             )
         )
         params.append(click.Option(["--strict"], is_flag=True, help="exit 1 when the step does not fit in memory"))
+    if opdef.presets is not None:
+        params.append(
+            click.Option(
+                ["--impl-file"],
+                type=FileArg(),
+                default=None,
+                metavar="FILE.yaml",
+                help="the expected time of your own implementation, from 'roofcalc trace FILE --save-impl' "
+                "(default: the reference plain-PyTorch implementation, --engine and --cuda-graphs)",
+            )
+        )
     if opdef.breakdown:
         params.append(
             click.Option(["--breakdown"], is_flag=True, help="one row per layer kind: FLOPs, bytes, intensity, bound")

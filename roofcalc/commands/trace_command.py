@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import CheckedCommand, FileArg, IntType, emit_json, shared
+from .common import CheckedCommand, FileArg, IntType, TimeType, emit_json, shared
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
@@ -56,9 +56,36 @@ def resolve_trace_hardware(
     show_default=True,
     help="rows of the table, and calls listed in --json (0: all)",
 )
+@click.option(
+    "--save-impl",
+    type=FileArg(),
+    default=None,
+    metavar="FILE.yaml",
+    help="write the traced step as an implementation file, for 'op decode|prefill --impl-file' "
+    "(needs --batch and --context or --seq)",
+)
+@click.option("--batch", type=IntType(plain=True), default=None, help="--save-impl: the traced step's batch")
+@click.option("--context", type=IntType(plain=True), default=None, help="--save-impl: a decode step's context")
+@click.option("--seq", type=IntType(plain=True), default=None, help="--save-impl: a prefill's prompt length")
+@click.option(
+    "--step-time",
+    type=TimeType(),
+    default=None,
+    help="--save-impl: the step timed without the profiler (e.g. 13.4ms): the host's time is taken from it",
+)
 @shared("json")
 def trace_cmd(
-    file: str, hw_name: str | None, hw_file: str | None, calibration: str | None, top: int, as_json: bool
+    file: str,
+    hw_name: str | None,
+    hw_file: str | None,
+    calibration: str | None,
+    top: int,
+    save_impl: str | None,
+    batch: int | None,
+    context: int | None,
+    seq: int | None,
+    step_time: float | None,
+    as_json: bool,
 ) -> None:
     """Each op of a profiled run beside its bound: GPU time, speed of light, time lost.
 
@@ -74,9 +101,20 @@ def trace_cmd(
       roofcalc trace tests/data/traces/decode-eager.json --hw h100
       roofcalc trace tests/data/traces/triton-unknown.json.gz --top 40
       roofcalc trace tests/data/traces/prefill-sdpa.json --json
+      roofcalc trace validation/traces/h200/hf1/traces/hf-eager-llama-1b-decode-b3-c1000.json.gz --save-impl mine.yaml --batch 3 --context 1018 --step-time 13.37ms
+
+    With --save-impl the step becomes an implementation file: its kernels, with shapes as
+    formulas over the batch and the context (or prompt length), and its host timeline, so that
+    'roofcalc op decode --impl-file mine.yaml --batch 12 --context 4000' predicts the same code
+    at other shapes.
     """
     if top < 0:
         raise click.BadParameter(f"must be 0 (every row) or more (got {top})", param_hint="'--top'")
+    phase = _impl_phase(save_impl, batch, context, seq, step_time)
+    if save_impl:
+        from ..output import check_output_path
+
+        check_output_path(save_impl)
     from ..trace.analysis import analyze_trace
     from ..trace.reader import read_trace
 
@@ -89,6 +127,25 @@ def trace_cmd(
     report = analyze_trace(trace, hw, top=top)
     if note:
         report = report.model_copy(update={"notes": [note, *report.notes]})
+    if save_impl and phase is not None and batch is not None:
+        from pathlib import Path
+
+        from ..impl import measured_overhead
+        from ..impl import save_impl as write_impl
+        from ..impl.build import build_impl
+
+        impl = build_impl(
+            trace,
+            hw,
+            name=Path(save_impl).stem,
+            phase=phase,
+            batch=batch,
+            size=int(context if phase == "decode" else seq),  # type: ignore[arg-type]
+            overhead=measured_overhead(),
+            measured_step_s=step_time,
+        )
+        write_impl(impl, save_impl)
+        click.echo(f"implementation written to {save_impl} ({len(impl.kernels)} kernels)", err=True)
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
@@ -96,6 +153,22 @@ def trace_cmd(
     from ..trace.view import render_report
 
     render_report(console(), report, top)
+
+
+def _impl_phase(
+    save_impl: str | None, batch: int | None, context: int | None, seq: int | None, step_time: float | None
+) -> str | None:
+    """decode or prefill for --save-impl, from which size is given; usage errors for the rest."""
+    if not save_impl:
+        if any(x is not None for x in (batch, context, seq, step_time)):
+            raise click.UsageError("--batch, --context, --seq and --step-time go with --save-impl")
+        return None
+    if batch is None or (context is None) == (seq is None):
+        raise click.UsageError("--save-impl needs --batch and either --context (decode) or --seq (prefill)")
+    for name, v in (("--batch", batch), ("--context", context), ("--seq", seq)):
+        if v is not None and not 1 <= v <= 2**31:
+            raise click.BadParameter(f"must be 1 to 2^31 (got {v})", param_hint=f"'{name}'")
+    return "decode" if context is not None else "prefill"
 
 
 __all__ = ["resolve_trace_hardware", "trace_cmd"]

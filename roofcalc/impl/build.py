@@ -1,0 +1,210 @@
+"""A profiler trace of one step -> an implementation file (roofcalc.impl.spec).
+
+What is kept of the trace, and how:
+
+- **The host timeline.** Each kernel's launch time on the thread that launched most of them,
+  less what recording cost the host up to that point (``overhead``: per recorded CPU op and per
+  launch, measured by validation/bench/trace_capture.py --overhead) and less the time the host
+  spent waiting in synchronisations before it; the synchronisations themselves, which the
+  prediction replays against the new GPU timeline.
+- **Each kernel's shapes as formulas.** A size within CONTEXT_SLACK above the traced context
+  (decode) is ``context + d``; a size equal to the traced prompt (prefill) is ``seq``; the first
+  size of a tensor that is the traced batch times 1, the prompt length or a head count seen in a
+  [batch, heads, ...] tensor is ``batch`` (times that factor). Everything else is a constant. A
+  traced context or prompt equal to a weight's size would be ambiguous: refused.
+- **The fixed cost of a kernel**, per kind of op: the shortest kernel of that kind in the trace.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from .spec import SCHEMA, ImplFile, ImplKernel, Overhead
+
+if TYPE_CHECKING:
+    from ..hardware import Hardware
+    from ..trace.model import Trace
+
+CONTEXT_SLACK = 64  # decode: sizes from context to context + this are the cache's length
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
+NO_OVERHEAD = Overhead(per_cpu_op_s=0.0, per_launch_s=0.0, kind="none", source="not corrected")
+
+
+class _Symbols:
+    """Turns the traced sizes of one step into formulas over batch and context (or seq)."""
+
+    def __init__(self, phase: str, batch: int, size: int, heads: set[int], weight_sizes: set[int]) -> None:
+        self.phase, self.batch, self.size = phase, batch, size
+        self.factors = {1, *heads} | ({size} if phase == "prefill" else set())
+        self.weight_sizes = weight_sizes  # sizes of the model's weights: never the context
+
+    def size_of(self, d: int, first: bool) -> int | str:
+        if (
+            self.phase == "decode"
+            and self.size <= d <= self.size + CONTEXT_SLACK
+            and self.size >= 16
+            and d not in self.weight_sizes
+        ):
+            return "context" if d == self.size else f"context + {d - self.size}"
+        if self.phase == "prefill" and first and d == self.batch * self.size and self.size >= 16:
+            return "batch*seq"  # the tokens of the batch, flattened (with batch 1, also the prompt)
+        if self.phase == "prefill" and d == self.size and self.size >= 16:
+            return "seq"
+        if first and d > 0 and d % self.batch == 0 and d // self.batch in self.factors:
+            k = d // self.batch
+            return "batch" if k == 1 else "batch*seq" if self.phase == "prefill" and k == self.size else f"batch*{k}"
+        return d
+
+    def shape(self, dims: Any) -> Any:
+        if isinstance(dims, list) and dims and all(isinstance(x, list) for x in dims):
+            return [self.shape(x) for x in dims]  # a tensor list
+        if isinstance(dims, list) and all(isinstance(x, int) for x in dims):
+            return [self.size_of(d, i == 0) for i, d in enumerate(dims)]
+        return dims
+
+
+def _heads(records: list[Any], batch: int) -> set[int]:
+    """Head counts: the second size of 4-D tensors whose first is the batch ([batch, heads, t, d])."""
+    out: set[int] = set()
+    for r in records:
+        for shape in r.input_dims or []:
+            if isinstance(shape, list) and len(shape) == 4 and shape[0] == batch and isinstance(shape[1], int):
+                out.add(shape[1])
+    return out
+
+
+WEIGHT_INPUTS = {"aten::mm": (1,), "aten::addmm": (0, 2), "aten::linear": (1, 2)}  # which inputs are weights
+
+
+def _weight_sizes(records: list[Any]) -> set[int]:
+    out: set[int] = set()
+    for r in records:
+        for i, shape in enumerate(r.input_dims or []):
+            if i in WEIGHT_INPUTS.get(r.op or "", ()) and isinstance(shape, list) and len(shape) in (1, 2):
+                out.update(d for d in shape if isinstance(d, int))
+    return out
+
+
+def _ambiguous(sym: _Symbols) -> None:
+    """A traced context or prompt that is also a weight's size cannot be told apart: refuse."""
+    clash = {sym.size, sym.size + 1} & sym.weight_sizes if sym.phase == "decode" else {sym.size} & sym.weight_sizes
+    if clash:
+        what = "context" if sym.phase == "decode" else "prompt length"
+        raise InputError(
+            f"--{'context' if sym.phase == 'decode' else 'seq'} {sym.size}: the traced {what} is also a size of "
+            f"the model's weights ({min(clash)}); trace a step at another {what}"
+        )
+
+
+class _HostClock:
+    """Host time of a traced instant, with the profiler's recording cost and waits removed."""
+
+    def __init__(self, trace: Trace, thread: Any, overhead: Overhead) -> None:
+        ops = trace.cpu_ops.get(thread, [])
+        self.op_starts = sorted(op.ts for op in ops)
+        launches = sorted((ln.ts, ln.name) for ln in trace.launches.values() if ln.thread == thread)
+        self.launch_ts = [t for t, _ in launches]
+        self.t0 = min([*self.op_starts[:1], *self.launch_ts[:1]])
+        self.overhead = overhead
+        # each sync waits until the host's next event on this thread
+        events = sorted([*self.op_starts, *self.launch_ts])
+        self.syncs: list[tuple[float, float]] = []
+        for ts, name in launches:
+            if name.startswith(SYNC_CALLS) and not name.startswith("cudaMemcpyAsync"):
+                i = bisect.bisect_right(events, ts)
+                nxt = events[i] if i < len(events) else ts
+                self.syncs.append((ts, max(0.0, nxt - ts)))
+        self.wait_ends = [ts + w for ts, w in self.syncs]
+        self.wait_cum = [0.0]
+        for _, w in self.syncs:
+            self.wait_cum.append(self.wait_cum[-1] + w)
+
+    def at(self, ts: float) -> float:
+        n_ops = bisect.bisect_left(self.op_starts, ts)
+        n_launch = bisect.bisect_left(self.launch_ts, ts)
+        waited = self.wait_cum[bisect.bisect_right(self.wait_ends, ts)]
+        cost = (n_ops * self.overhead.per_cpu_op_s + n_launch * self.overhead.per_launch_s) * 1e6
+        return max(0.0, ts - self.t0 - cost - waited)
+
+
+def _main_thread(trace: Trace) -> Any:
+    counts = Counter(ln.thread for ln in trace.launches.values())
+    if not counts:
+        raise InputError(f"{trace.label}: no kernel launches in the trace: nothing to make an implementation of")
+    return counts.most_common(1)[0][0]
+
+
+def build_impl(
+    trace: Trace,
+    hw: Hardware,
+    *,
+    name: str,
+    phase: str,
+    batch: int,
+    size: int,
+    overhead: Overhead | None = None,
+    measured_step_s: float | None = None,
+    model: dict[str, Any] | None = None,
+) -> ImplFile:
+    """The implementation of the one step in ``trace``, traced at ``batch`` and ``size`` (the
+    context for decode, the prompt length for prefill)."""
+    from ..trace import kernel_inventory
+
+    records = kernel_inventory(trace, hw)
+    if not records:
+        raise InputError(f"{trace.label}: no GPU kernels in the trace")
+    sym = _Symbols(phase, batch, size, _heads(records, batch), _weight_sizes(records))
+    _ambiguous(sym)
+    overhead = overhead or NO_OVERHEAD
+    clock = _HostClock(trace, _main_thread(trace), overhead)
+    kernels: list[ImplKernel] = []
+    issue = 0.0
+    for k, r in zip(trace.kernels, records, strict=True):
+        launch = trace.launches.get(k.corr) if k.corr is not None else None
+        issue = clock.at(launch.ts) if launch is not None else issue  # graph nodes: with the one before
+        kernels.append(
+            ImplKernel(
+                name=r.name[:400],
+                op=r.op,
+                kind=r.op_kind,
+                call=r.call,
+                stream=k.stream if k.stream is not None else 0,
+                issue_us=issue,
+                measured_us=max(0.0, r.duration_us),
+                dims=sym.shape(r.input_dims) if r.input_dims is not None else None,
+                types=r.input_types,
+                concrete=r.concrete_inputs,
+            )
+        )
+    last_host = max([*clock.op_starts, *clock.launch_ts])
+    fixed: dict[str, float] = {}
+    for kn in kernels:
+        fixed[kn.kind] = min(fixed.get(kn.kind, kn.measured_us), kn.measured_us)
+    impl = ImplFile.model_validate(
+        {
+            "schema": SCHEMA,
+            "name": name,
+            "phase": phase,
+            "traced": {"batch": batch, ("context" if phase == "decode" else "seq"): size},
+            "hardware": hw.id,
+            "device": trace.device_names[0] if trace.device_names else None,
+            "source": trace.label,
+            "made_by": "roofcalc trace --save-impl",
+            "measured_step_s": measured_step_s,
+            "host_scale": 1.0,
+            "overhead": overhead,
+            "host_end_us": clock.at(last_host),
+            "syncs_us": [clock.at(ts) for ts, _ in clock.syncs],
+            "fixed_us": fixed,
+            "model": model,
+            "kernels": kernels,
+        }
+    )
+    if measured_step_s is not None:
+        from .predict import host_scale_for
+
+        impl = impl.model_copy(update={"host_scale": host_scale_for(impl, hw, measured_step_s)})
+    return impl

@@ -1,0 +1,77 @@
+"""An implementation file: the kernels one step of an implementation launches, when the host issues
+each, where the host waits for the GPU, and how each kernel's shapes follow the step's batch and
+context (or prompt length). Written from a profiler trace (`roofcalc trace FILE --save-impl`),
+read by `roofcalc op decode|prefill --impl-file` to predict the same code at other shapes.
+
+Shapes are formulas over ``batch`` and ``context`` (decode) or ``batch`` and ``seq`` (prefill),
+evaluated by roofcalc's whitelisting formula evaluator; a number is a size that does not change.
+The file is YAML, validated strictly (unknown keys are errors): a user may correct a shape by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA = "roofcalc-impl-1"
+MAX_KERNELS = 200_000  # kernels of one step (a 100-layer eager prefill launches about 10,000)
+NAMES = {"decode": ("batch", "context"), "prefill": ("batch", "seq")}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Overhead(_Strict):
+    """What recording a trace costs the host, subtracted from the traced host timeline."""
+
+    per_cpu_op_s: float = Field(ge=0, le=1e-3)
+    per_launch_s: float = Field(ge=0, le=1e-3)
+    kind: Literal["measured", "none"]
+    source: str
+
+
+class ImplKernel(_Strict):
+    name: str = Field(max_length=400)
+    op: str | None = Field(default=None, max_length=200)
+    kind: str = Field(max_length=40)
+    call: int = Field(ge=0)
+    stream: int
+    issue_us: float = Field(ge=0)  # on the host timeline of the step, profiler overhead removed
+    measured_us: float = Field(ge=0, le=1e9)
+    dims: list[Any] | None = None  # per input: a shape whose sizes are ints or formulas, or []
+    types: list[str] | None = None
+    concrete: list[str] | None = None
+
+
+class ImplFile(_Strict):
+    schema_: Literal["roofcalc-impl-1"] = Field(alias="schema")
+    name: str = Field(min_length=1, max_length=200)
+    phase: Literal["decode", "prefill"]
+    traced: dict[str, int]  # the step's batch and context (or seq) when it was traced
+    hardware: str  # the registry id of the card it ran on
+    device: str | None = None
+    source: str  # the trace it was read from
+    made_by: str
+    measured_step_s: float | None = Field(default=None, gt=0)  # the step timed without the profiler
+    host_scale: float = Field(gt=0, le=100)  # host timeline x this reproduces measured_step_s (1: none given)
+    overhead: Overhead
+    host_end_us: float = Field(ge=0)  # the host's last event of the step
+    syncs_us: list[float] = Field(default_factory=list)  # where the host waits for the GPU
+    fixed_us: dict[str, float]  # per kind of op: the shortest kernel of the trace (fixed cost)
+    model: dict[str, Any] | None = None  # the model's dimensions, where the trace's user gave them
+    kernels: list[ImplKernel] = Field(max_length=MAX_KERNELS)
+
+    @field_validator("traced")
+    @classmethod
+    def _shape(cls, v: dict[str, int]) -> dict[str, int]:
+        if any(not isinstance(x, int) or x < 1 for x in v.values()):
+            raise ValueError("traced sizes are positive integers")
+        return v
+
+    def names(self) -> tuple[str, str]:
+        return NAMES[self.phase]
+
+
+__all__ = ["MAX_KERNELS", "NAMES", "SCHEMA", "ImplFile", "ImplKernel", "Overhead"]

@@ -1,0 +1,205 @@
+"""Implementations as data: a traced step as an implementation file (roofcalc.impl), predicted at
+other shapes. Expected values come from hand derivations written here and from the committed
+measurements under validation/traces/."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from roofcalc.hardware import load_hardware
+from roofcalc.impl import load_impl, measured_overhead
+from roofcalc.impl.build import build_impl
+from roofcalc.impl.predict import kernel_times, predict, replay
+from roofcalc.impl.spec import SCHEMA, ImplFile
+from roofcalc.trace import read_trace
+from roofcalc.trace.opcost import op_cost
+
+from .conftest import run, run_json
+
+ROOT = Path(__file__).resolve().parent.parent
+HF1 = ROOT / "validation" / "traces" / "h200" / "hf1"
+TRACE = HF1 / "traces" / "hf-eager-llama-1b-decode-b3-c1000.json.gz"
+# the capture ran 3 warm-up and 15 timed steps after the 1,000-token prompt: the traced step's context
+TRACED_CONTEXT = 1000 + 3 + 15
+
+
+@pytest.fixture(scope="module")
+def impl() -> ImplFile:
+    return build_impl(read_trace(TRACE), load_hardware("h200"), name="t", phase="decode", batch=3, size=TRACED_CONTEXT)
+
+
+def test_shapes_become_formulas_over_batch_and_context(impl: ImplFile) -> None:
+    cats = [k.dims for k in impl.kernels if k.op == "aten::cat" and k.dims]
+    # DynamicCache appends the new token's K (or V) to the cache: [3, 8, 1018, 64] + [3, 8, 1, 64]
+    assert [["batch", 8, "context", 64], ["batch", 8, 1, 64]] in [d[0] for d in cats]
+    mms = [k.dims for k in impl.kernels if k.op == "aten::mm" and k.dims]
+    # a projection's activations follow the batch; its weight (2048 x 2048, q_proj) stays
+    assert [["batch", 2048], [2048, 2048]] in mms
+
+
+def test_a_kernel_scales_with_its_op_bound(impl: ImplFile) -> None:
+    hw = load_hardware("h200")
+    times, scaled = kernel_times(impl, hw, {"batch": 12, "context": TRACED_CONTEXT})
+    assert 0 < scaled <= len(impl.kernels)
+    i, k = next(
+        (i, k) for i, k in enumerate(impl.kernels) if k.op == "aten::mm" and k.dims == [["batch", 2048], [2048, 2048]]
+    )
+
+    def bound(rows: int) -> float:
+        c = op_cost("aten::mm", [[rows, 2048], [2048, 2048]], k.types, k.concrete)
+        return max(c.bytes / hw.bandwidth, c.flops / hw.peak("bf16"))  # type: ignore[union-attr]
+
+    fixed = min(impl.fixed_us["matmul"], k.measured_us) * 1e-6
+    by_hand = fixed + (k.measured_us * 1e-6 - fixed) * bound(12) / bound(3)
+    assert times[i] == pytest.approx(by_hand)
+
+
+def test_the_replay_of_the_traced_shape_is_the_trace(impl: ImplFile) -> None:
+    # no profiler cost removed, no step time: the replay spans the traced step (host-paced: its
+    # GPU was idle 87% of the time)
+    t = read_trace(TRACE)
+    p = predict(impl, load_hardware("h200"), dict(impl.traced))
+    span = (t.last_us - t.first_us) * 1e-6
+    assert p.limiter == "host" and p.step_s == pytest.approx(span, rel=0.03)
+
+
+def test_replay_by_hand() -> None:
+    # host issues A at 0 us and B at 10 us on one stream, waits for the GPU at 12 us, issues C at
+    # 13 us on another stream and ends at 20 us. A 50 us, B 5 us, C 1 us: B starts when A ends (50),
+    # ends at 55; the host resumes at 55 (43 us late), issues C at 56, ends at 63; C ends at 57.
+    kernels = [
+        {"name": n, "kind": "copy", "call": i, "stream": s, "issue_us": t, "measured_us": d}
+        for i, (n, s, t, d) in enumerate([("A", 7, 0.0, 50.0), ("B", 7, 10.0, 5.0), ("C", 8, 13.0, 1.0)])
+    ]
+    impl = ImplFile.model_validate(
+        {
+            "schema": SCHEMA,
+            "name": "x",
+            "phase": "decode",
+            "traced": {"batch": 1, "context": 64},
+            "hardware": "h200",
+            "source": "-",
+            "made_by": "test",
+            "host_scale": 1.0,
+            "overhead": measured_overhead(),
+            "host_end_us": 20.0,
+            "syncs_us": [12.0],
+            "fixed_us": {"copy": 1.0},
+            "kernels": kernels,
+        }
+    )
+    step, busy, host = replay(impl, [50e-6, 5e-6, 1e-6], 1.0)
+    assert step == pytest.approx(63e-6) and busy == pytest.approx(56e-6) and host == pytest.approx(20e-6)
+    # twice as fast a host: issues at 0, 5, sync at 6 (waits to 55), C at 6.5 + 49 = 55.5; ends 10 + 49 = 59
+    assert replay(impl, [50e-6, 5e-6, 1e-6], 0.5)[0] == pytest.approx(59e-6)
+
+
+def test_the_step_time_sets_the_host_scale() -> None:
+    hw = load_hardware("h200")
+    impl = build_impl(
+        read_trace(TRACE),
+        hw,
+        name="t",
+        phase="decode",
+        batch=3,
+        size=TRACED_CONTEXT,
+        overhead=measured_overhead(),
+        measured_step_s=0.01337,
+    )
+    assert predict(impl, hw, dict(impl.traced)).step_s == pytest.approx(0.01337, rel=1e-3)
+    assert 0.3 < impl.host_scale < 1.0  # the profiler slowed the host beyond its measured cost per event
+
+
+def test_save_and_predict_from_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "mine.yaml"
+    res = run(
+        "trace",
+        str(TRACE),
+        "--save-impl",
+        str(out),
+        "--batch",
+        "3",
+        "--context",
+        str(TRACED_CONTEXT),
+        "--step-time",
+        "13.37ms",
+        "--hw",
+        "h200",
+    )
+    assert res.exit_code == 0, res.output
+    assert "implementation written to" in res.stderr and yaml.safe_load(out.read_text())["schema"] == SCHEMA
+    args = (
+        "op",
+        "decode",
+        "--model",
+        "llama-3.2-1b",
+        "--impl-file",
+        str(out),
+        "--batch",
+        "12",
+        "--context",
+        "4000",
+        "--hw",
+        "h200",
+    )
+    doc = run_json(*args)
+    hw = load_hardware("h200")
+    assert doc["expected_s"] == pytest.approx(predict(load_impl(out), hw, {"batch": 12, "context": 4000}).step_s)
+    s = doc["summary"]
+    assert s["implementation"] == "mine" and s["band"]["kind"] == "decode/traced" and s["band"]["sample"] == "hold-out"
+    text = run(*args).stdout
+    assert text.splitlines()[0].endswith("mine") and "host issue" in text
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda d: d | {"extra_key": 1}, "extra_key"),
+        (lambda d: d | {"phase": "train"}, "phase"),
+        (lambda d: {**d, "kernels": [{**d["kernels"][0], "dims": [["__import__('os')", 3]]}]}, "kernels.0.dims"),
+        (lambda d: {**d, "kernels": [{**d["kernels"][0], "dims": [[{"a": 1}]]}]}, "kernels.0.dims"),
+        (lambda d: {**d, "kernels": [{**d["kernels"][0], "measured_us": -1}]}, "measured_us"),
+        (lambda d: d | {"host_scale": 0}, "host_scale"),
+        (lambda d: d | {"traced": {"batch": 0, "context": 5}}, "traced"),
+    ],
+)
+def test_bad_implementation_files_are_refused(tmp_path: Path, impl: ImplFile, edit: object, needle: str) -> None:
+    doc = impl.model_dump(mode="json", by_alias=True)
+    doc["kernels"] = doc["kernels"][:2]
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(edit(doc)))  # type: ignore[operator]
+    res = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", str(f), "--hw", "h200")
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1 and str(f) in lines[0] and needle in lines[0], res.stderr
+
+
+def test_another_card_or_phase_is_refused(tmp_path: Path, impl: ImplFile) -> None:
+    f = tmp_path / "i.yaml"
+    from roofcalc.impl import save_impl
+
+    save_impl(impl, str(f))
+    other = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", str(f), "--hw", "h100")
+    assert other.exit_code == 1 and "traced on h200" in other.stderr
+    phase = run("op", "prefill", "--model", "llama-3.2-1b", "--impl-file", str(f), "--hw", "h200")
+    assert phase.exit_code == 2 and "decode step" in phase.stderr
+    usage = run("trace", str(TRACE), "--save-impl", str(tmp_path / "x.yaml"), "--batch", "3")
+    assert usage.exit_code == 2 and "--context" in usage.stderr and not (tmp_path / "x.yaml").exists()
+
+
+def test_the_holdout_report_is_what_the_code_computes() -> None:
+    """validation/expected/h200/impl-holdout1.json, recomputed from the committed traces and
+    times (a hold-out drawn before the predictor was written: validation/traces/README.md)."""
+    spec = importlib.util.spec_from_file_location("impl_report", ROOT / "validation" / "expected" / "impl_report.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    committed = json.loads((ROOT / "validation" / "expected" / "h200" / "impl-holdout1.json").read_text())
+    again = json.loads(json.dumps(mod.report("h200/holdout1", True), sort_keys=True))
+    assert again == committed
+    assert committed["summary"]["in_band"] == sum(r["in_band"] for r in committed["rows"] if not r["same_shape"])
