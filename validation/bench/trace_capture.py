@@ -41,6 +41,18 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
              num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
              max_position_embeddings=32768),
     ),
+    "mistral-7b": (
+        "mistral",
+        dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+             num_key_value_heads=8, vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+             max_position_embeddings=32768, head_dim=128, sliding_window=None),
+    ),
+    "qwen-1.5b": (
+        "qwen2",
+        dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+             num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+             max_position_embeddings=32768),
+    ),
     "llama-8b": (
         "llama",
         dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
@@ -48,9 +60,70 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
              max_position_embeddings=131072),
     ),
 }
-# the traced shape, then batch x4 and context (or prompt) x4
+# the traced shape, then batch x4 and context (or prompt) x4 (--decode-shapes / --prefill-shapes)
 DECODE_SHAPES = [(3, 1000), (12, 1000), (3, 4000)]
 PREFILL_SHAPES = [(1, 500), (4, 500), (1, 2000)]
+# llm_bench.py's presets for the project's own plain-PyTorch model (impl reference-eager)
+REFERENCE_MODELS = {"llama-1b": "llama-3.2-1b", "llama-8b": "llama-3.1-8b", "mistral-7b": "mistral-7b"}
+
+
+def shapes(text: str) -> list[tuple[int, int]]:
+    return [(int(b), int(n)) for b, n in (s.split("x") for s in text.split(","))]
+
+
+def profiler_overhead(n: int = 4000) -> dict[str, Any]:
+    """What recording costs the host, per event, with the settings of the captures: a loop of ops
+    that launch nothing (x.view) and one of ops that each launch one kernel (x.add_), timed plain and
+    under the profiler. Per CPU op: the view loop's difference over n; per launch: the add_ loop's
+    difference over n, less one CPU op's."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.zeros(256, device="cuda")
+
+    def views() -> None:
+        for _ in range(n):
+            x.view(-1)
+
+    def adds() -> None:
+        for _ in range(n):
+            x.add_(1)
+
+    out: dict[str, Any] = {"n": n}
+    for name, fn in (("view", views), ("add_", adds)):
+        fn()
+        plain = min(sync_time(fn) for _ in range(5))
+        prof_t = []
+        for _ in range(3):
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True):
+                prof_t.append(sync_time(fn))
+        out[name] = {"plain_s": plain, "profiled_s": min(prof_t)}
+    per_op = (out["view"]["profiled_s"] - out["view"]["plain_s"]) / n
+    per_launch = (out["add_"]["profiled_s"] - out["add_"]["plain_s"]) / n - per_op
+    out["per_cpu_op_s"], out["per_launch_s"] = per_op, per_launch
+    return out
+
+
+def build_reference(name: str) -> Any:
+    import llm_bench
+
+    d = llm_bench.Dist("cuda")
+    return llm_bench, d, llm_bench.Model(REFERENCE_MODELS[name], dict(llm_bench.MODELS[REFERENCE_MODELS[name]]), d)
+
+
+@torch.no_grad()
+def reference_case(ref: Any, phase: str, batch: int, n: int, steps: int, tdir: Path, tag: str, trace: bool) -> dict[str, Any]:
+    llm_bench, _d, model = ref
+    step = llm_bench.make_step(model, phase, "eager", batch, n, "inductor")[0]
+    for _ in range(3):
+        step()
+    times = [sync_time(step) for _ in range(steps)]
+    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times}
+    if trace:
+        path = tdir / f"{tag}.json.gz"
+        trace_one(step, path)
+        res["trace"] = path.name
+    return res
 
 
 def build(name: str, attn: str) -> Any:
@@ -90,7 +163,9 @@ def trace_one(fn: Any, path: Path) -> None:
 
 
 @torch.no_grad()
-def decode_case(model: Any, vocab: int, batch: int, context: int, steps: int, tdir: Path, tag: str) -> dict[str, Any]:
+def decode_case(
+    model: Any, vocab: int, batch: int, context: int, steps: int, tdir: Path, tag: str, trace: bool = True
+) -> dict[str, Any]:
     ids = torch.randint(0, vocab, (batch, context), device="cuda")
     out = model(input_ids=ids, use_cache=True)
     cache = out.past_key_values
@@ -107,14 +182,18 @@ def decode_case(model: Any, vocab: int, batch: int, context: int, steps: int, td
         step()
     for _ in range(steps):
         times.append(sync_time(step))
-    trace = tdir / f"{tag}.json.gz"
-    trace_one(step, trace)
-    return {"median_s": statistics.median(times), "times_s": times, "trace": trace.name,
-            "context_mid": context + 3 + steps // 2}
+    res = {"median_s": statistics.median(times), "times_s": times, "context_mid": context + 3 + steps // 2}
+    if trace:
+        path = tdir / f"{tag}.json.gz"
+        trace_one(step, path)
+        res["trace"] = path.name
+    return res
 
 
 @torch.no_grad()
-def prefill_case(model: Any, vocab: int, batch: int, seq: int, steps: int, tdir: Path, tag: str) -> dict[str, Any]:
+def prefill_case(
+    model: Any, vocab: int, batch: int, seq: int, steps: int, tdir: Path, tag: str, trace: bool = True
+) -> dict[str, Any]:
     ids = torch.randint(0, vocab, (batch, seq), device="cuda")
 
     def step() -> None:
@@ -124,9 +203,12 @@ def prefill_case(model: Any, vocab: int, batch: int, seq: int, steps: int, tdir:
     for _ in range(2):
         step()
     times = [sync_time(step) for _ in range(max(5, steps // 2))]
-    trace = tdir / f"{tag}.json.gz"
-    trace_one(step, trace)
-    return {"median_s": statistics.median(times), "times_s": times, "trace": trace.name}
+    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times}
+    if trace:
+        path = tdir / f"{tag}.json.gz"
+        trace_one(step, path)
+        res["trace"] = path.name
+    return res
 
 
 def main() -> int:
@@ -135,6 +217,11 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(CONFIGS))
     ap.add_argument("--attn", default="sdpa,eager")
     ap.add_argument("--steps", type=int, default=15)
+    ap.add_argument("--impls", default="hf", help="hf (with --attn) and/or reference (llm_bench.py, eager, no graphs)")
+    ap.add_argument("--decode-shapes", default=",".join(f"{b}x{n}" for b, n in DECODE_SHAPES))
+    ap.add_argument("--prefill-shapes", default=",".join(f"{b}x{n}" for b, n in PREFILL_SHAPES))
+    ap.add_argument("--trace-all", action="store_true", help="trace every shape (else the first of each phase)")
+    ap.add_argument("--overhead", action="store_true", help="measure the profiler's cost per event first")
     a = ap.parse_args()
     out = Path(a.out)
     tdir = out / "traces"
@@ -152,21 +239,47 @@ def main() -> int:
         "env": {k: v for k, v in os.environ.items() if k.startswith(("CUDA", "NCCL", "TORCH"))},
         "cases": [],
     }
+    if a.overhead:
+        doc["profiler_overhead"] = profiler_overhead()
+        print("profiler overhead:", json.dumps(doc["profiler_overhead"]), flush=True)
+    dshapes, pshapes = shapes(a.decode_shapes), shapes(a.prefill_shapes)
+    impls = a.impls.split(",")
     for name in a.models.split(","):
         kind, kw = CONFIGS[name]
-        for attn in a.attn.split(","):
+        if "reference" in impls and name in REFERENCE_MODELS:
+            try:
+                ref = build_reference(name)
+            except Exception as e:  # noqa: BLE001
+                print(f"{name} reference: cannot build: {type(e).__name__}: {e}", flush=True)
+                ref = None
+            for phase, shp in (("decode", dshapes), ("prefill", pshapes)) if ref else ():
+                for i, (batch, n) in enumerate(shp):
+                    tag = f"reference-eager-{name}-{phase}-b{batch}-{'c' if phase == 'decode' else 's'}{n}"
+                    try:
+                        res = reference_case(ref, phase, batch, n, a.steps, tdir, tag, a.trace_all or i == 0)
+                        err = None
+                    except Exception as e:  # noqa: BLE001
+                        res, err = {}, f"{type(e).__name__}: {e}"[:300]
+                    doc["cases"].append({"label": tag, "impl": "reference-eager", "model": name,
+                                         "preset": REFERENCE_MODELS[name], "phase": phase, "batch": batch,
+                                         ("context" if phase == "decode" else "seq"): n, "error": err, **res})
+                    print(f"{tag}: {res.get('median_s', float('nan')) * 1e3:.2f} ms {err or ''}", flush=True)
+                    torch.cuda.empty_cache()
+            ref = None
+            torch.cuda.empty_cache()
+        for attn in a.attn.split(",") if "hf" in impls else ():
             try:
                 model = build(name, attn)
             except Exception as e:  # noqa: BLE001
                 print(f"{name} {attn}: cannot build: {type(e).__name__}: {e}", flush=True)
                 continue
-            for phase, shapes in (("decode", DECODE_SHAPES), ("prefill", PREFILL_SHAPES)):
-                for batch, n in shapes:
+            for phase, shp in (("decode", dshapes), ("prefill", pshapes)):
+                for i, (batch, n) in enumerate(shp):
                     tag = f"hf-{attn}-{name}-{phase}-b{batch}-{'c' if phase == 'decode' else 's'}{n}"
                     t0 = time.perf_counter()
                     try:
                         fn = decode_case if phase == "decode" else prefill_case
-                        res = fn(model, kw["vocab_size"], batch, n, a.steps, tdir, tag)
+                        res = fn(model, kw["vocab_size"], batch, n, a.steps, tdir, tag, a.trace_all or i == 0)
                         err = None
                     except Exception as e:  # noqa: BLE001 (recorded, the run goes on)
                         res, err = {}, f"{type(e).__name__}: {e}"[:300]
@@ -180,7 +293,8 @@ def main() -> int:
             del model
             torch.cuda.empty_cache()
     try:
-        triton_trace(tdir / "triton-add.json.gz")
+        if a.overhead:
+            triton_trace(tdir / "triton-add.json.gz")
     except Exception as e:  # noqa: BLE001
         print(f"triton: {type(e).__name__}: {e}", flush=True)
     (out / "times.json").write_text(json.dumps(doc, indent=1))
