@@ -39,14 +39,20 @@ def overhead() -> Overhead:
 
 
 def traced_size(case: dict) -> int:
-    """The context of the traced decode step: the capture ran 3 warm-up and `steps` timed steps first."""
+    """The context of the traced decode step: a growing cache (Hugging Face's DynamicCache, which
+    records context_mid) ran 3 warm-up and `steps` timed steps first; a preallocated one (the
+    reference model) steps at its context each time."""
     if case["phase"] == "prefill":
         return case["seq"]
+    if "context_mid" not in case:
+        return case["context"]
     return case["context"] + 3 + len(case["times_s"])
 
 
 def timed_size(case: dict) -> int:
-    return case["seq"] if case["phase"] == "prefill" else case["context_mid"]
+    if case["phase"] == "prefill":
+        return case["seq"]
+    return case.get("context_mid", case["context"])
 
 
 def report(card_set: str, step_time: bool) -> dict:
