@@ -167,7 +167,7 @@ def build_impl(
         issue = clock.at(launch.ts) if launch is not None else issue  # graph nodes: with the one before
         kernels.append(
             ImplKernel(
-                name=r.name[:400],
+                name=r.name[:120],  # enough to recognise it; the full name is in the trace
                 op=r.op,
                 kind=r.op_kind,
                 call=r.call,

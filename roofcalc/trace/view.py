@@ -58,7 +58,11 @@ def summary_parts(r: TraceReport) -> list[str]:
         parts.append(f"at the bound {_time(s.at_bound_s)}{sol}")
     else:
         parts.append("no op has a FLOP and byte model")
-    if s.most_lost is not None and s.most_lost_s is not None:
+    if s.idle_s > s.gpu_busy_s:  # the GPUs waited longer than they worked: the host paces the run
+        parts.append(f"most time lost: the GPU waits for the host {_time(s.idle_s)}")
+        if s.most_lost is not None and s.most_lost_s is not None:
+            parts.append(f"of the ops, {short_name(s.most_lost)} {_time(s.most_lost_s)}")
+    elif s.most_lost is not None and s.most_lost_s is not None:
         parts.append(f"most time lost: {short_name(s.most_lost)} {_time(s.most_lost_s)}")
     return parts
 
