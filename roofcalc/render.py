@@ -246,13 +246,13 @@ def op_list(c: Console, ops: list[OpDef]) -> None:
     c.print(t)
 
 
-def hw_list(c: Console, hws: list[Hardware]) -> None:
+def _narrow_table(title: str) -> Any:
+    """A table of numbers that keeps to the width it needs: a rule under the header, one space apart."""
     from rich import box
     from rich.table import Table
 
-    # the names are in `hw show ID`; the table keeps to what fits 80 columns whole
-    t = Table(
-        title="hardware registry (dense peaks)",
+    return Table(
+        title=title,
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -260,6 +260,11 @@ def hw_list(c: Console, hws: list[Hardware]) -> None:
         collapse_padding=True,
         padding=(0, 1),
     )
+
+
+def hw_list(c: Console, hws: list[Hardware]) -> None:
+    # the names are in `hw show ID`; the table keeps to what fits 80 columns whole
+    t = _narrow_table("hardware registry (dense peaks)")
     for col, j in (
         ("id", "left"),
         ("CC", "left"),
@@ -495,18 +500,7 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
 
 
 def model_list(c: Console, pf: Any) -> None:
-    from rich import box
-    from rich.table import Table
-
-    t = Table(
-        title="model presets",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        show_edge=False,
-        collapse_padding=True,
-        padding=(0, 1),
-    )
+    t = _narrow_table("model presets")
     cols = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "max_context")
     short = {"layers": "L", "kv_heads": "kv", "head_dim": "hd", "max_context": "context"}
     t.add_column("model", style="bold", no_wrap=True)

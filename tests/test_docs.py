@@ -18,6 +18,8 @@ from click.testing import CliRunner, Result
 
 from roofcalc.cli import cli
 
+from .test_readme import _matches
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -108,15 +110,6 @@ def test_there_are_examples() -> None:
 def test_example_runs(page: str, cmd: str) -> None:
     res = _run(cmd)
     assert res.exit_code == 0, f"{page}: {cmd}\n{res.output}"
-
-
-def _matches(got: list[str], shown: list[str]) -> bool:
-    """``shown`` is ``got`` with runs of lines replaced by a line "..." (each matching zero or more lines)."""
-    if not shown:
-        return not got
-    if shown[0] == "...":
-        return any(_matches(got[i:], shown[1:]) for i in range(len(got) + 1))
-    return bool(got) and got[0] == shown[0] and _matches(got[1:], shown[1:])
 
 
 @pytest.mark.parametrize(("page", "cmd", "shown"), _console_examples(), ids=[c for _, c, _ in _console_examples()])
