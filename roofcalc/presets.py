@@ -73,6 +73,42 @@ HF_REQUIRED = {
 
 MAX_CONFIG_INT = 2**31 - 1  # a model dimension beyond int32 is a corrupt or hostile config
 
+# Decoder layouts whose kernels the LLM op files model: pre-norm attention (optionally grouped
+# KV heads, optional Q/K/V biases) and a gated MLP, dense or mixture-of-experts. Others differ in
+# kernels the model would not count (Gemma 2's logit soft-capping and extra norms, Qwen3's Q/K
+# norms, Phi-3's fused projections, ...): refused, naming what is supported.
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma")
+
+
+def _model_type(cfg: dict[str, object]) -> str | None:
+    """config.json's model_type, else its first architecture's (LlamaForCausalLM -> llama)."""
+    t = cfg.get("model_type")
+    if isinstance(t, str) and t:
+        return t.lower()
+    arch = cfg.get("architectures")
+    if isinstance(arch, list) and arch and isinstance(arch[0], str):
+        name = arch[0].removesuffix("ForCausalLM").removesuffix("LMHeadModel")
+        known = {t.replace("_", ""): t for t in SUPPORTED_MODEL_TYPES}
+        return known.get(name.lower(), name.lower())
+    return None
+
+
+def _check_layout(cfg: dict[str, object], path: str) -> None:
+    from .units import clip
+
+    kind = _model_type(cfg)
+    if kind is not None and kind not in SUPPORTED_MODEL_TYPES:
+        raise InputError(
+            f"{path}: model_type: {clip(kind, 40)!r} is not modelled (supported: {', '.join(SUPPORTED_MODEL_TYPES)}); "
+            "its kernels differ from the decoder layout roofcalc counts"
+        )
+    window = cfg.get("sliding_window")
+    if window not in (None, 0, False) and cfg.get("use_sliding_window", True) is not False:
+        raise InputError(
+            f"{path}: sliding_window: attention over a window of {clip(window, 20)} tokens is not modelled "
+            "(the whole context would be counted); set it to null for full attention"
+        )
+
 
 def params_from_hf_config(path: str) -> dict[str, int | bool]:
     """Model dimensions from a local Hugging Face config.json (no network)."""
@@ -86,6 +122,7 @@ def params_from_hf_config(path: str) -> dict[str, int | bool]:
         raise InputError(f"{path}: expected a JSON object")
     if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers keep the LM under text_config
         cfg = {**cfg, **cfg["text_config"]}
+    _check_layout(cfg, str(path))
 
     def integer(key: str, minimum: int = 1) -> int:
         v = cfg[key]

@@ -289,3 +289,30 @@ def test_sweep_of_a_prompt_length_keeps_its_crossover_search_within_the_context(
     r = run("sweep", "prefill", "--model", "llama-3.1-8b", "--seq", "128..1024", "--hw", "h200")
     assert r.exit_code == 0, r.output
     assert "prefill turns compute-bound at --seq" in r.output
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"]}, "model_type: 'gemma2' is not modelled"),
+        ({"model_type": "qwen3"}, "model_type: 'qwen3' is not modelled (supported: llama"),
+        ({"model_type": None, "architectures": ["Phi3ForCausalLM"]}, "model_type: 'phi3' is not modelled"),
+        ({"sliding_window": 4096}, "sliding_window: attention over a window of 4096 tokens is not modelled"),
+    ],
+)
+def test_unmodelled_layouts_are_refused(tmp_path: Path, changes: dict[str, object], needle: str) -> None:
+    """A config whose kernels differ from the layout roofcalc counts is refused, naming the field,
+    never run silently as a Llama (a Gemma 2 config once was)."""
+    cfg = json.loads((HF / "llama-3.1-8b.json").read_text()) | changes
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    res = run("op", "decode", "--model-config", str(f), "--batch", "1")
+    assert res.exit_code == 2 and needle in res.stderr and str(f) in res.stderr, res.output
+
+
+@pytest.mark.parametrize("changes", [{"sliding_window": None}, {"sliding_window": 4096, "use_sliding_window": False}])
+def test_full_attention_configs_pass(tmp_path: Path, changes: dict[str, object]) -> None:
+    cfg = json.loads((HF / "qwen2-tied.json").read_text()) | changes
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    assert run("op", "decode", "--model-config", str(f), "--batch", "1").exit_code == 0
