@@ -113,7 +113,7 @@ class RooflineResult(Record):
     memory: MemoryFit | None = None
     breakdown: list[BreakdownItem] = field(default_factory=list)
     crossover: Crossover | None = None
-    # the expected time of the usual implementation (expected.py), beside the bound above
+    # the expected time of the usual implementation (roofcalc/expected/), beside the bound above
     expected_s: float | None = None
     expected_terms: list[Term] = field(default_factory=list)
     expected_kernels: list[KernelEstimate] = field(default_factory=list)

@@ -4,7 +4,7 @@ probe's compiled-call floor (torch_compiled_floor: torch.compile'd chains of 1 a
 Triton links, host cost per kernel and per entry) and
 an eager decoder step on tiny dimensions (torch_step_op below: host time per kernel of a
 Llama-shaped step; written for the probe, then left out of it: it cost its host 1.3x the real
-steps' rate per kernel, see roofcalc/expected.py EAGER_STEP_HOST_FACTOR). Run it on the
+steps' rate per kernel, see roofcalc/expected/compose.py EAGER_STEP_HOST_FACTOR). Run it on the
 machine that times the LLM steps (validation/bench/llm_bench.py), in the same call, to pair
 the host's rates with the steps it issued.
 
