@@ -142,6 +142,47 @@ def section(reps: list[dict[str, Any]], kind: str, figures: str) -> list[str]:
     return lines
 
 
+# The two-number baseline an outside audit compared the model with: the bound times 1.28 plus
+# 2.56 us per kernel the op file declares (figures quoted from that audit, not fitted here)
+BASELINE_FACTOR, BASELINE_PER_KERNEL_S = 1.28, 2.56e-6
+
+
+def baseline_section(reps: list[dict[str, Any]]) -> list[str]:
+    """The fresh op hold-outs: the model against the two-number baseline, by op."""
+    import roofcalc
+
+    rows = []
+    for rep in [r for r in reps if is_holdout(r) and r["_figures"] == "registry" and r["kind"] == "ops"]:
+        by_op: dict[str, list[tuple[float, float]]] = {}
+        for c in rep["cases"]:
+            if not isinstance(c.get("ratio"), (int, float)):
+                continue
+            r = roofcalc.analyze(c["op"], rep["hardware"], **c["params"])
+            base = c["bound_s"] * BASELINE_FACTOR + BASELINE_PER_KERNEL_S * r.launches
+            by_op.setdefault(c["op"], []).append((c["ratio"], c["measured_s"] / base))
+        for op, pairs in sorted(by_op.items()):
+            lo, hi = 0.8, 1.25
+            model = sum(lo <= m <= hi for m, _ in pairs)
+            base = sum(lo <= b <= hi for _, b in pairs)
+            rows.append(
+                [
+                    f"`{rep['source']}`",
+                    op,
+                    str(len(pairs)),
+                    f"{model} ({100 * model / len(pairs):.0f}%)",
+                    f"{base} ({100 * base / len(pairs):.0f}%)",
+                ]
+            )
+    return [
+        "## The model against a two-number baseline (fresh hold-outs)",
+        "",
+        f"The baseline: the bound x {BASELINE_FACTOR} + {BASELINE_PER_KERNEL_S * 1e6:.2f} us per kernel the op file",
+        "declares (an outside audit's figures). Cases within [0.8, 1.25] of their measured time:",
+        "",
+        *table(["set", "op", "cases", "model", "baseline"], rows),
+    ]
+
+
 def traced_section() -> list[str]:
     """Traced implementations predicted at other shapes (validation/expected/impl_report.py)."""
     lines = [
@@ -285,6 +326,7 @@ def render() -> str:
         for figures, what in (("registry", "registry figures"), ("calibrated", "the probe's calibration")):
             lines += ["", f"### {title}, {what}"]
             lines += section(reps, kind, figures)
+    lines += ["", *baseline_section(reps)]
     lines += ["", *traced_section()]
     lines += ["", *totals_section()]
     lines += ["", *sets_section(reps)]
