@@ -138,21 +138,23 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False, terms: boo
         b.add_row(esc(item.term), fmt_bytes(item.bytes), f"{item.bytes / r.bytes:.1%}", esc(item.help))
     c.print(b)
     if breakdown and r.breakdown:
-        bt = Table(
-            title="by layer kind: the bound of each part as its own kernel, and the expected time of its kernels",
-            title_justify="left",
-            show_edge=False,
-            pad_edge=False,
+        bt = _narrow_table(
+            "by layer kind: the bound of each part as its own kernel, and the expected time of its kernels"
         )
-        for col in ("part", "FLOPs", "bytes", "intensity", "bound", "bound time", "kernels", "expected"):
-            bt.add_column(col, justify="left" if col in ("part", "bound") else "right", no_wrap=True)
+        for col in ("part", "FLOPs", "bytes", "limit", "bound", "kernels", "expected"):
+            bt.add_column(
+                col,
+                justify="left" if col in ("part", "limit") else "right",
+                no_wrap=col != "part",
+                overflow="fold",
+                min_width=10 if col == "part" else None,
+            )
         for p in r.breakdown:
             shown = p.flops or p.bytes
             bt.add_row(
                 esc(p.part),
                 si(p.flops, "FLOP") if shown else "-",
-                fmt_bytes(p.bytes) if shown else "-",
-                f"{p.intensity:,.4g}" if shown else "-",
+                si(p.bytes, "B") if shown else "-",
                 p.bound if shown else "-",
                 fmt_time(p.time_s) if shown else "-",
                 f"{p.kernels:,}" if p.kernels else "-",
@@ -205,7 +207,9 @@ def expected_block(c: Console, r: RooflineResult, terms: bool = True) -> None:
     t.add_column("time", justify="right", no_wrap=True)
     t.add_column("why" if terms else "share", style="dim", justify="left" if terms else "right")
     shown = r.expected_terms if terms else sorted(r.expected_terms, key=lambda x: -x.seconds)[:TOP_TERMS]
-    total = sum(x.seconds for x in r.expected_terms) or 1.0
+    # a share of the step (terms that overlap, such as the host's issue beside the kernels it issues,
+    # can add up to more than the step)
+    total = r.expected_s or 1.0
     for term in shown:
         t.add_row(esc(term.name), fmt_time(term.seconds), esc(term.reason) if terms else f"{term.seconds / total:.0%}")
     rest = r.expected_terms[len(shown) :] if terms else [x for x in r.expected_terms if x not in shown]
@@ -477,7 +481,11 @@ def occupancy_sweep(c: Console, hw: Hardware, results: list[Any], best: int | No
     )
     t = Table(show_edge=False, pad_edge=False)
     for col in ("threads", "blocks/SM", "warps/SM", "occupancy", "limited by", ""):
-        t.add_column(col, justify="right" if col not in ("limited by", "") else "left", no_wrap=True)
+        # the numbers keep their width; the text columns wrap when the terminal is narrow
+        text = col in ("limited by", "")
+        t.add_column(
+            col, justify="left" if text else "right", no_wrap=not text, overflow="fold" if text else "ellipsis"
+        )
     top = max((r.threads_per_sm or 0) for r in results)
     for r in results:
         mark = ""

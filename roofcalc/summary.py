@@ -100,13 +100,14 @@ def _fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.3g}"
 
 
-def summarize(r: RooflineResult, implementation: str | None = None) -> Summary:
+def summarize(r: RooflineResult, implementation: str | None = None, band_kind: str = "traced") -> Summary:
     """The summary of a result: expected (with its band) first, then the bound, then the fit.
     ``implementation``: a traced implementation's name (roofcalc.impl), whose band is that of the
-    traced-implementation predictions, instead of the reference implementation's."""
+    traced-implementation predictions (``band_kind``: traced, or traced-nostep for a file saved
+    without the step time) instead of the reference implementation's."""
     per = "/step" if r.tokens is not None else ""
     impl = implementation or implementation_of(r.op, r.params)
-    kind = f"{r.op}/traced" if implementation else None
+    kind = f"{r.op}/{band_kind}" if implementation else None
     band = (band_named(kind) if kind else band_for(r.op, r.params)) if r.expected_s is not None else None
     parts: list[str] = []
     lo = hi = None

@@ -226,6 +226,8 @@ def fmt_time(seconds: float) -> str:
     """1.62 ms, 41.6 us, 3.20 s."""
     if seconds == 0:
         return "0 s"
+    if seconds >= 1e5:  # a day and more: no wall of digits
+        return f"{seconds:.3g} s"
     if seconds >= 1:
         return f"{_sig(seconds, 3)} s"
     for scale, unit in ((1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):

@@ -203,3 +203,143 @@ def test_the_holdout_report_is_what_the_code_computes() -> None:
     again = json.loads(json.dumps(mod.report("h200/holdout1", True), sort_keys=True))
     assert again == committed
     assert committed["summary"]["in_band"] == sum(r["in_band"] for r in committed["rows"] if not r["same_shape"])
+
+
+def _mutated(tmp_path: Path, change: object) -> Path:
+    doc = json.loads((ROOT / "tests" / "data" / "impl" / "hf-eager-llama-1b.yaml").read_text())
+    change(doc)  # type: ignore[operator]
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(doc))
+    return f
+
+
+def _set_dims(dims: list[object]) -> object:
+    return lambda d: d["kernels"][0].__setitem__("dims", dims)
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (_set_dims([["context//0"]]), "kernels.0.dims"),
+        (_set_dims([["10**10**10"]]), "kernels.0.dims"),
+        (_set_dims([["log2(0)"]]), "kernels.0.dims"),
+        (_set_dims([["'abc'"]]), "no strings"),
+        (_set_dims([["batch**batch**batch"]]), "kernels.0.dims"),
+        (_set_dims([[[[3]]]]), "two deep"),
+        (lambda d: d.__setitem__("traced", {"batch": 3}), "traced"),
+        (lambda d: d.__setitem__("traced", {"batch": 3, "seq": 1018}), "traced"),
+        (lambda d: d.__setitem__("kernels", []), "kernels"),
+        (lambda d: d["fixed_us"].__setitem__("matmul", -1e6), "fixed_us"),
+        (lambda d: d.__setitem__("syncs_us", [-5]), "syncs_us"),
+        (lambda d: d.__setitem__("host_end_us", 1e300), "host_end_us"),
+        (lambda d: d.__setitem__("hardware", ""), "hardware"),
+        (lambda d: d.__setitem__("host_scale", "1"), "host_scale"),
+        (lambda d: d["kernels"][0].__setitem__("types", ["x"] * 10_000), "types"),
+    ],
+)
+def test_hostile_implementation_files(tmp_path: Path, change: object, needle: str) -> None:
+    """Found by a hostile review: each once gave exit 70 or a wrong answer. Now one line, exit 2."""
+    f = _mutated(tmp_path, change)
+    res = run(
+        "op",
+        "decode",
+        "--model",
+        "llama-3.2-1b",
+        "--impl-file",
+        str(f),
+        "--hw",
+        "h200",
+        "--batch",
+        "1000000000",
+        "--context",
+        "1000",
+    )
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1 and needle in lines[0], res.stderr
+
+
+def test_a_recorded_number_string_survives_the_round_trip(tmp_path: Path) -> None:
+    # layer_norm's epsilon is recorded as the string "1e-05": a YAML writer left it unquoted and the
+    # loader read it back as a number; implementation files are JSON (which YAML reads too)
+    out = tmp_path / "x.yaml"
+    res = run(
+        "trace",
+        "tests/data/traces/decode-eager.json",
+        "--save-impl",
+        str(out),
+        "--batch",
+        "1",
+        "--context",
+        "100",
+        "--hw",
+        "h100",
+    )
+    assert res.exit_code == 0, res.output
+    assert run("op", "decode", "--model", "llama-3.2-1b", "--hw", "h100", "--impl-file", str(out)).exit_code == 0
+
+
+def test_the_saved_card_is_the_traced_one(tmp_path: Path) -> None:
+    out = tmp_path / "a.yaml"
+    assert run("trace", str(TRACE), "--save-impl", str(out), "--batch", "3", "--context", "1018").exit_code == 0
+    assert load_impl(out).hardware == "h200"  # the trace's device, not the default card
+    other = run(
+        "trace",
+        str(TRACE),
+        "--save-impl",
+        str(tmp_path / "b.yaml"),
+        "--batch",
+        "3",
+        "--context",
+        "1018",
+        "--hw",
+        "h100",
+    )
+    assert other.exit_code == 2 and "ran on h200" in other.stderr and not (tmp_path / "b.yaml").exists()
+    trace_copy = tmp_path / "t.json.gz"
+    trace_copy.write_bytes(TRACE.read_bytes())
+    same = run("trace", str(trace_copy), "--save-impl", str(trace_copy), "--batch", "3", "--context", "1018")
+    assert same.exit_code == 2 and "would replace the trace" in same.stderr
+
+
+@pytest.mark.parametrize(("step", "needle"), [("1us", "kernels alone take"), ("1000", "over 20x")])
+def test_a_step_time_of_another_step_is_refused(tmp_path: Path, step: str, needle: str) -> None:
+    res = run(
+        "trace",
+        str(TRACE),
+        "--save-impl",
+        str(tmp_path / "x.yaml"),
+        "--batch",
+        "3",
+        "--context",
+        "1018",
+        "--step-time",
+        step,
+    )
+    assert res.exit_code == 2 and needle in res.stderr, res.output
+
+
+def test_a_slower_host_than_traced_is_kept() -> None:
+    # the traced step is host-paced (GPU busy 3.1 of 23.6 ms): a step time above the replay at scale 1
+    # (18.9 ms, profiler cost removed) stretches the host, it is not capped at 1
+    hw = load_hardware("h200")
+    impl = build_impl(
+        read_trace(TRACE),
+        hw,
+        name="t",
+        phase="decode",
+        batch=3,
+        size=TRACED_CONTEXT,
+        overhead=measured_overhead(),
+        measured_step_s=0.025,
+    )
+    assert impl.host_scale > 1.0
+    assert predict(impl, hw, dict(impl.traced)).step_s == pytest.approx(0.025, rel=1e-3)
+
+
+def test_another_model_or_gpu_count_is_flagged() -> None:
+    f = str(ROOT / "tests" / "data" / "impl" / "hf-eager-llama-1b.yaml")
+    doc = run_json("op", "decode", "--model", "llama-3.1-70b", "--impl-file", f, "--hw", "h200")
+    assert any("traced on another model" in n for n in doc["expected_notes"])
+    tp = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", f, "--hw", "h200", "--gpus", "2")
+    assert tp.exit_code == 1 and "one GPU" in tp.stderr

@@ -175,7 +175,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
         if impl is not None:
             from ..impl import with_implementation
 
-            result = with_implementation(result, impl, hw)
+            result = with_implementation(result, impl, hw, str(impl_file))
         if opdef.crossover:
             cross = crossover(opdef, hw, opdef.crossover, params, preset, label=flag(opdef.crossover))
             result = result.model_copy(update={"crossover": cross})

@@ -134,10 +134,12 @@ def trace_cmd(
         from ..impl import save_impl as write_impl
         from ..impl.build import build_impl
 
+        if Path(save_impl).exists() and Path(save_impl).resolve() == Path(file).resolve():
+            raise click.UsageError("--save-impl would replace the trace it reads")
         impl = build_impl(
             trace,
-            hw,
-            name=Path(save_impl).stem,
+            _traced_card(trace, hw_name, hw_file, calibration, hw),
+            name=Path(save_impl).stem[:200],
             phase=phase,
             batch=batch,
             size=int(context if phase == "decode" else seq),  # type: ignore[arg-type]
@@ -153,6 +155,37 @@ def trace_cmd(
     from ..trace.view import render_report
 
     render_report(console(), report, top)
+
+
+def _traced_card(
+    trace: Trace, hw_name: str | None, hw_file: str | None, calibration: str | None, hw: Hardware
+) -> Hardware:
+    """The card the trace ran on, which an implementation file records: the registry's part of the
+    trace's device name; a --hw, --hw-file or --calibration that names another card is refused, and
+    with no known device name, one of them must say which card it was."""
+    from ..errors import InputError
+    from ..hardware import load_hardware
+
+    seen = None
+    for device in trace.device_names:
+        try:
+            seen = load_hardware(device)
+            break
+        except InputError:
+            continue
+    named = hw_name is not None or hw_file is not None or calibration is not None
+    if seen is None:
+        if not named:
+            raise InputError(
+                f"{trace.label}: the trace names no device in the registry; give --hw for the card it ran on"
+            )
+        return hw
+    base = hw.calibration.base if hw.calibration is not None else hw.id
+    if named and seen.id not in (hw.id, base):
+        raise InputError(
+            f"--save-impl: the trace ran on {seen.id}, not {hw.id}; an implementation is kept for its own card"
+        )
+    return hw if named else seen
 
 
 def _impl_phase(

@@ -22,7 +22,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from .spec import SCHEMA, ImplFile, ImplKernel, Overhead
+from .spec import MAX_KERNELS, SCHEMA, ImplFile, ImplKernel, Overhead
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
@@ -151,11 +151,51 @@ def build_impl(
 ) -> ImplFile:
     """The implementation of the one step in ``trace``, traced at ``batch`` and ``size`` (the
     context for decode, the prompt length for prefill)."""
+    from pydantic import ValidationError
+
     from ..trace import kernel_inventory
 
+    if trace.steps > 1:
+        raise InputError(f"{trace.label}: {trace.steps} profiler steps; an implementation is one step (trace one)")
+    if len(trace.kernels) > MAX_KERNELS:
+        raise InputError(
+            f"{trace.label}: {len(trace.kernels):,} GPU kernels; an implementation holds at most {MAX_KERNELS:,}"
+        )
     records = kernel_inventory(trace, hw)
     if not records:
         raise InputError(f"{trace.label}: no GPU kernels in the trace")
+    try:
+        return _build(
+            trace,
+            hw,
+            records,
+            name=name,
+            phase=phase,
+            batch=batch,
+            size=size,
+            overhead=overhead,
+            measured_step_s=measured_step_s,
+            model=model,
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise InputError(f"{trace.label}: cannot be kept as an implementation: {where}: {err['msg']}") from None
+
+
+def _build(
+    trace: Trace,
+    hw: Hardware,
+    records: list[Any],
+    *,
+    name: str,
+    phase: str,
+    batch: int,
+    size: int,
+    overhead: Overhead | None,
+    measured_step_s: float | None,
+    model: dict[str, Any] | None,
+) -> ImplFile:
     sym = _Symbols(phase, batch, size, _heads(records, batch), _weight_sizes(records))
     _ambiguous(sym)
     overhead = overhead or NO_OVERHEAD
@@ -179,6 +219,7 @@ def build_impl(
                 concrete=r.concrete_inputs,
             )
         )
+    kernels.sort(key=lambda kn: kn.issue_us)  # the replay walks the host's issue order (streams may interleave)
     last_host = max([*clock.op_starts, *clock.launch_ts])
     fixed: dict[str, float] = {}
     for kn in kernels:
@@ -186,7 +227,7 @@ def build_impl(
     impl = ImplFile.model_validate(
         {
             "schema": SCHEMA,
-            "name": name,
+            "name": name[:200],
             "phase": phase,
             "traced": {"batch": batch, ("context" if phase == "decode" else "seq"): size},
             "hardware": hw.id,

@@ -59,34 +59,52 @@ def _bound_s(k: ImplKernel, dims: Any, hw: Hardware) -> float | None:
     return max(t_mem, t_flop)
 
 
+MAX_SIZE = 2**48  # one tensor dimension (the trace reader's limit)
+
+
 def _eval_dims(dims: Any, env: dict[str, int], cache: dict[str, Any]) -> Any:
-    """Shapes with formulas evaluated at ``env`` (batch, context or seq)."""
-    from ..formula import Formula
+    """Shapes with formulas evaluated at ``env`` (batch, context or seq); ValueError for a formula
+    that fails there or gives no size (a fraction, a negative, a string, past MAX_SIZE)."""
+    import math
+
+    from ..formula import EvalError, Formula, FormulaError
 
     if isinstance(dims, list):
         return [_eval_dims(d, env, cache) for d in dims]
     if isinstance(dims, str):
-        f = cache.get(dims)
-        if f is None:
-            f = cache[dims] = Formula(dims, names=env.keys())
-        v = f.evaluate(env)
+        try:
+            f = cache.get(dims)
+            if f is None:
+                f = cache[dims] = Formula(dims, names=env.keys())
+            v = f.evaluate(env)
+        except (EvalError, FormulaError, ArithmeticError, ValueError, TypeError) as e:
+            raise ValueError(f"{dims!r:.60} fails at {env}: {e}") from None
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)) or not (
+            v == int(v) and 0 <= v <= MAX_SIZE
+        ):
+            raise ValueError(f"{dims!r:.60} is {v!r:.40} at {env}, not a size (a whole number from 0 to 2^48)")
         return int(v)
     return dims
 
 
-def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int]) -> tuple[list[float], int]:
-    """Each kernel's time (seconds) at ``env``, and how many followed their op's bound."""
+def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str = "") -> tuple[list[float], int]:
+    """Each kernel's time (seconds) at ``env``, and how many followed their op's bound. A shape
+    formula that fails at ``env`` is an InputError naming the file (``label``) and the kernel."""
     traced = impl.traced
     cache: dict[str, Any] = {}
     work: dict[int, tuple[float, float] | None] = {}  # per op call: bound as traced, and at env
     out: list[float] = []
     scaled = 0
-    for k in impl.kernels:
+    for i, k in enumerate(impl.kernels):
         if k.call not in work:
             work[k.call] = None
             if k.dims is not None:
-                old = _bound_s(k, _eval_dims(k.dims, traced, cache), hw)
-                new = _bound_s(k, _eval_dims(k.dims, env, cache), hw)
+                try:
+                    dims_old, dims_new = _eval_dims(k.dims, traced, cache), _eval_dims(k.dims, env, cache)
+                except ValueError as e:
+                    raise InputError(f"{label or impl.name}: kernels.{i}.dims: {e}") from None
+                old = _bound_s(k, dims_old, hw)
+                new = _bound_s(k, dims_new, hw)
                 if old is not None and new is not None and old > 0:
                     work[k.call] = (old, new)
         w = work[k.call]
@@ -132,14 +150,14 @@ def replay(impl: ImplFile, times: list[float], host_scale: float) -> tuple[float
     return max(host + shift, gpu_end), busy, host
 
 
-def predict(impl: ImplFile, hw: Hardware, sizes: dict[str, int]) -> ImplPrediction:
+def predict(impl: ImplFile, hw: Hardware, sizes: dict[str, int], label: str = "") -> ImplPrediction:
     """The step of ``impl`` at ``sizes`` (batch and context, or batch and seq) on ``hw``."""
     names = impl.names()
     missing = [n for n in names if n not in sizes]
     if missing:
         raise InputError(f"{impl.name}: give --{missing[0]} (the implementation's shapes follow it)")
     env = {n: int(sizes[n]) for n in names}
-    times, scaled = kernel_times(impl, hw, env)
+    times, scaled = kernel_times(impl, hw, env, label)
     step, busy, host = replay(impl, times, impl.host_scale)
     by_kind: dict[str, float] = {}
     for k, t in zip(impl.kernels, times, strict=True):
@@ -162,18 +180,37 @@ def host_scale_for(impl: ImplFile, hw: Hardware, measured_step_s: float) -> floa
     (the step timed without the profiler): the profiler's cost that the overhead figures miss.
     Where the GPU paces the traced step, the step time says only that the host took no longer:
     the factor is then at most 1 (it never stretches the host to fill the GPU's time)."""
+    from ..units import fmt_time
+
     times, _ = kernel_times(impl, hw, dict(impl.traced))
-    step1, _, host1 = replay(impl, times, 1.0)
+    _, busy1, host1 = replay(impl, times, 1.0)
+    lo, hi = SCALE_RANGE
+    gpu_only = replay(impl, times, lo)[0]
+    if gpu_only >= measured_step_s:
+        # the traced kernels alone fill the step: the GPU paces it, and its time says nothing of the
+        # host's but that it took no longer; the host keeps its traced time (profiler cost removed).
+        # Far shorter than the kernels (by more than the profiler's own slowing of them) is another step.
+        if measured_step_s >= GPU_PACED_TOLERANCE * gpu_only:
+            return 1.0
+        raise InputError(
+            f"--step-time {fmt_time(measured_step_s)}: the traced step's kernels alone take "
+            f"{fmt_time(replay(impl, times, lo)[0])}; give the time of this same step without the profiler"
+        )
+    if replay(impl, times, hi)[0] <= measured_step_s:
+        raise InputError(
+            f"--step-time {fmt_time(measured_step_s)}: over {hi:g}x what the trace shows "
+            f"({fmt_time(replay(impl, times, 1.0)[0])}); give the time of this same step, in seconds or with a unit"
+        )
     fitted = _solve_scale(impl, times, measured_step_s)
-    return min(fitted, 1.0) if host1 < step1 else fitted
+    return min(fitted, 1.0) if busy1 > host1 else fitted  # GPU-paced: the host took at most its traced time
+
+
+SCALE_RANGE = (0.05, 20.0)  # the host's scale a step time may set: beyond, the time is not of this step
+GPU_PACED_TOLERANCE = 0.8  # a step timed this much faster than its traced kernels is not the same step
 
 
 def _solve_scale(impl: ImplFile, times: list[float], measured_step_s: float) -> float:
-    lo, hi = 0.05, 20.0
-    if replay(impl, times, lo)[0] >= measured_step_s:
-        return lo  # the GPU alone takes longer than measured: the host is not what paces it
-    if replay(impl, times, hi)[0] <= measured_step_s:
-        return hi
+    lo, hi = SCALE_RANGE
     for _ in range(60):
         mid = (lo + hi) / 2
         if replay(impl, times, mid)[0] < measured_step_s:

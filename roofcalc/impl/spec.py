@@ -10,12 +10,15 @@ The file is YAML, validated strictly (unknown keys are errors): a user may corre
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator, model_validator
 
 SCHEMA = "roofcalc-impl-1"
-MAX_KERNELS = 200_000  # kernels of one step (a 100-layer eager prefill launches about 10,000)
+MAX_KERNELS = 50_000  # kernels of one step (a 100-layer eager prefill launches about 10,000)
+MAX_INPUTS = 64  # recorded inputs of one op
+MAX_US = 1e12  # microseconds: the trace reader's own limit on a duration or a time
+Number = StrictFloat | StrictInt
 NAMES = {"decode": ("batch", "context"), "prefill": ("batch", "seq")}
 
 
@@ -34,41 +37,49 @@ class Overhead(_Strict):
 
 class ImplKernel(_Strict):
     name: str = Field(max_length=400)
-    op: str | None = Field(default=None, max_length=200)
+    op: str | None = Field(default=None, max_length=4096)
     kind: str = Field(max_length=40)
     call: int = Field(ge=0)
     stream: int
-    issue_us: float = Field(ge=0)  # on the host timeline of the step, profiler overhead removed
-    measured_us: float = Field(ge=0, le=1e9)
-    dims: list[Any] | None = None  # per input: a shape whose sizes are ints or formulas, or []
-    types: list[str] | None = None
-    concrete: list[str] | None = None
+    issue_us: Number = Field(ge=0, le=MAX_US)  # on the host timeline of the step, profiler overhead removed
+    measured_us: Number = Field(ge=0, le=MAX_US)
+    dims: list[Any] | None = Field(default=None, max_length=MAX_INPUTS)  # per input: sizes (ints or formulas), or []
+    types: list[str] | None = Field(default=None, max_length=MAX_INPUTS)
+    concrete: list[str] | None = Field(default=None, max_length=MAX_INPUTS)
 
 
 class ImplFile(_Strict):
     schema_: Literal["roofcalc-impl-1"] = Field(alias="schema")
     name: str = Field(min_length=1, max_length=200)
     phase: Literal["decode", "prefill"]
-    traced: dict[str, int]  # the step's batch and context (or seq) when it was traced
-    hardware: str  # the registry id of the card it ran on
+    traced: dict[str, StrictInt]  # the step's batch and context (or seq) when it was traced
+    hardware: str = Field(min_length=1, max_length=200)  # the registry id of the card it ran on
     device: str | None = None
     source: str  # the trace it was read from
     made_by: str
     measured_step_s: float | None = Field(default=None, gt=0)  # the step timed without the profiler
-    host_scale: float = Field(gt=0, le=100)  # host timeline x this reproduces measured_step_s (1: none given)
+    host_scale: StrictFloat = Field(gt=0, le=100)  # host timeline x this reproduces measured_step_s (1: none given)
     overhead: Overhead
-    host_end_us: float = Field(ge=0)  # the host's last event of the step
-    syncs_us: list[float] = Field(default_factory=list)  # where the host waits for the GPU
-    fixed_us: dict[str, float]  # per kind of op: the shortest kernel of the trace (fixed cost)
+    host_end_us: Number = Field(ge=0, le=MAX_US)  # the host's last event of the step
+    syncs_us: list[Annotated[Number, Field(ge=0, le=MAX_US)]] = Field(default_factory=list, max_length=MAX_KERNELS)
+    fixed_us: dict[str, Annotated[Number, Field(ge=0, le=MAX_US)]]  # per kind of op: its shortest kernel
     model: dict[str, Any] | None = None  # the model's dimensions, where the trace's user gave them
-    kernels: list[ImplKernel] = Field(max_length=MAX_KERNELS)
+    kernels: list[ImplKernel] = Field(min_length=1, max_length=MAX_KERNELS)
 
     @field_validator("traced")
     @classmethod
     def _shape(cls, v: dict[str, int]) -> dict[str, int]:
-        if any(not isinstance(x, int) or x < 1 for x in v.values()):
-            raise ValueError("traced sizes are positive integers")
+        if any(isinstance(x, bool) or x < 1 or x > 2**31 for x in v.values()):
+            raise ValueError("traced sizes are integers from 1 to 2^31")
         return v
+
+    @model_validator(mode="after")
+    def _sizes_of_the_phase(self) -> ImplFile:
+        if sorted(self.traced) != sorted(NAMES[self.phase]):
+            raise ValueError(
+                f"traced: a {self.phase} step is traced at {' and '.join(NAMES[self.phase])} (got {sorted(self.traced)})"
+            )
+        return self
 
     def names(self) -> tuple[str, str]:
         return NAMES[self.phase]
