@@ -57,15 +57,14 @@ def collect(root: Path) -> dict[str, list[float]]:
 
 
 def collect_traced(root: Path) -> dict[str, list[float]]:
-    """Traced implementations predicted at other shapes (impl_report.py), hold-out sets only, with the
-    step time given: measured / predicted by phase."""
+    """Traced implementations predicted at other shapes (impl_report.py), hold-out sets only:
+    measured / predicted by phase, with the step time given (traced) and without (traced-nostep)."""
     ratios: dict[str, list[float]] = {}
     for f in sorted(root.rglob("impl-*holdout*.json")):
-        if f.stem.endswith("-nostep"):
-            continue
+        kind = "traced-nostep" if f.stem.endswith("-nostep") else "traced"
         for row in json.loads(f.read_text())["rows"]:
             if not row["same_shape"]:
-                ratios.setdefault(f"{row['phase']}/traced", []).append(float(row["ratio"]))
+                ratios.setdefault(f"{row['phase']}/{kind}", []).append(float(row["ratio"]))
     return ratios
 
 
