@@ -107,7 +107,7 @@ def _prepare_streams() -> None:
     if sys.stderr is None:  # stderr closed: diagnostics go nowhere, never onto stdout
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     if sys.stdout is None:
-        click.echo("roofcalc: standard output is closed; nothing can be printed", err=True)
+        click.echo("Error: standard output is closed; nothing can be printed", err=True)
         sys.exit(1)
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)

@@ -292,6 +292,15 @@ def _check_inputs(
         raise InputError(f"--regs must be 1..{max_regs} (got {regs})")
     if smem < 0 or static_smem < 0:
         raise InputError("shared memory sizes must not be negative")
+    static_limit = hw.sm_value("shared_memory_per_block_bytes")
+    if static_limit and static_smem > static_limit:
+        from .units import fmt_binary
+
+        # CUDA: statically allocated shared memory is limited to 48 KB; more must be dynamic (opt-in)
+        raise InputError(
+            f"--static-smem {fmt_binary(static_smem)} is over the {fmt_binary(static_limit)} a block may declare "
+            "statically; more must be dynamic shared memory (--smem, with the opt-in attribute)"
+        )
     optin = hw.sm_value("shared_memory_per_block_optin_bytes")
     if optin is not None and smem + static_smem > optin:
         from .units import fmt_binary

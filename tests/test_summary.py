@@ -140,3 +140,10 @@ def test_occupancy_leads_with_its_answer_and_advises_only_below_the_ceiling() ->
     assert "static shared memory at most 45,568 B" in out and "no single change" not in out
     full = run("occupancy", "--threads", "256", "--regs", "32", "--hw", "h100").stdout
     assert "100.0% occupancy" in full and "to fit" not in full
+
+
+def test_static_shared_memory_over_48k_is_refused() -> None:
+    # CUDA programming guide: a block's static __shared__ memory is at most 48 KB; more is dynamic
+    res = run("occupancy", "--threads", "128", "--regs", "32", "--static-smem", "49153", "--hw", "h100")
+    assert res.exit_code == 2 and "--static-smem" in res.stderr and "dynamic" in res.stderr
+    assert run("occupancy", "--threads", "128", "--regs", "32", "--static-smem", "48k", "--hw", "h100").exit_code == 0

@@ -233,6 +233,8 @@ __all__ = [
 def one_chart_path(plot: str | None, old: str | None) -> str | None:
     """The chart file of `--plot FILE`, or of its old spelling `-o/--output FILE` (hidden, kept for
     scripts); both at once must agree."""
-    if plot and old and plot != old:
+    import os
+
+    if plot and old and os.path.abspath(plot) != os.path.abspath(old):
         raise InputClickError(f"--plot {plot} and -o/--output {old}: give the chart file once")
     return plot or old
