@@ -242,7 +242,15 @@ def op_list(c: Console, ops: list[OpDef]) -> None:
     for op in ops:
         parts = []
         for name, p in op.all_params.items():
-            d = p.default if p.default is not None else (f"={p.default_from}" if p.default_from else "required")
+            d = (
+                p.default
+                if p.default is not None
+                else f"={p.default_from}"
+                if p.default_from
+                else "optional"
+                if p.optional
+                else "required"
+            )
             parts.append(f"--{name.replace('_', '-')} ({d})")
         if op.presets:
             parts.insert(0, f"--{op.presets.option} PRESET")

@@ -147,3 +147,10 @@ def test_static_shared_memory_over_48k_is_refused() -> None:
     res = run("occupancy", "--threads", "128", "--regs", "32", "--static-smem", "49153", "--hw", "h100")
     assert res.exit_code == 2 and "--static-smem" in res.stderr and "dynamic" in res.stderr
     assert run("occupancy", "--threads", "128", "--regs", "32", "--static-smem", "48k", "--hw", "h100").exit_code == 0
+
+
+def test_help_lists_the_choices_and_list_marks_optional_parameters() -> None:
+    text = run("op", "decode", "--help", env={"COLUMNS": "120"}).stdout
+    assert "--dtype [fp64|fp32|tf32|bf16|fp16|fp8|int8|fp4]" in text and "--engine [eager|compiled]" in text
+    listing = run("op", "--list").stdout
+    assert "--max-context (optional)" in " ".join(listing.split()) and "--max-context (required)" not in listing

@@ -79,6 +79,12 @@ class NameType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
         self.choices = choices
         self.name = what
 
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        """--help lists the choices where they are few (dtypes, engines), the kind of name otherwise."""
+        if 0 < len(self.choices) <= 10:
+            return "[" + "|".join(self.choices) + "]"
+        return self.name.upper()
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         from ..errors import suggest
 
