@@ -57,17 +57,19 @@ def _bounded(value: int, text: object) -> int:
 
 _SIZE_RE = re.compile(r"(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[A-Za-z]*)", re.ASCII)
 _HEX_RE = re.compile(r"0[xX](?P<digits>[0-9a-fA-F]+)", re.ASCII)
+# One unit style, as roofcalc prints sizes: kB, MB, GB are decimal (1000, 10^6, 10^9, as datasheets
+# and the tables), KiB, MiB, GiB binary; a bare k, M or G (the CUDA habit: --smem 96k) is binary.
 _BINARY = {
     "": 1,
     "b": 1,
     "k": 1024,
-    "kb": 1024,
+    "kb": 1000,
     "kib": 1024,
     "m": 1024**2,
-    "mb": 1024**2,
+    "mb": 1000**2,
     "mib": 1024**2,
     "g": 1024**3,
-    "gb": 1024**3,
+    "gb": 1000**3,
     "gib": 1024**3,
 }
 
@@ -93,7 +95,9 @@ def parse_size(text: str | int) -> int:
         raise ValueError(f"{_shown(text)} is not a size (examples: 98304, 96k, 96KiB, 0x18000)")
     unit = m.group("unit").lower()
     if unit not in _BINARY:
-        raise ValueError(f"{_shown(text)}: unknown size unit {clip(m.group('unit'))!r} (use k, KB, KiB, M, G)")
+        raise ValueError(
+            f"{_shown(text)}: unknown size unit {clip(m.group('unit'))!r} (use k or KiB = 1024, kB = 1000, M, MiB, MB, G, GiB, GB)"
+        )
     value = Fraction(m.group("num")) * _BINARY[unit]
     if value.denominator != 1:
         raise ValueError(f"{_shown(text)} is not a whole number of bytes")

@@ -228,7 +228,7 @@ def test_cli_examples(args: list[str]) -> None:
     assert res.exit_code == 0, res.output
 
 
-@pytest.mark.parametrize("smem", ["96k", "96K", "96KB", "96KiB", "98304", "0x18000"])
+@pytest.mark.parametrize("smem", ["96k", "96K", "96KiB", "98.304kB", "98304", "0x18000"])
 def test_cli_size_spellings(smem: str) -> None:
     d = json.loads(run("occupancy", "--threads", "256", "--regs", "64", "--smem", smem, "--json").stdout)
     assert d["smem"] == 98304

@@ -11,7 +11,9 @@ from roofcalc.units import fmt_bytes, fmt_time, parse_int, parse_size, si
         ("98304", 98304),
         ("96k", 98304),
         ("96K", 98304),
-        ("96KB", 98304),
+        ("96KB", 96000),  # kB and KB are decimal, as roofcalc prints them; KiB and a bare k binary
+        ("96kB", 96000),
+        ("1.5MB", 1_500_000),
         ("96KiB", 98304),
         ("0x18000", 98304),
         ("0X18000", 98304),
