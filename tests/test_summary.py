@@ -154,3 +154,10 @@ def test_help_lists_the_choices_and_list_marks_optional_parameters() -> None:
     assert "--dtype [fp64|fp32|tf32|bf16|fp16|fp8|int8|fp4]" in text and "--engine [eager|compiled]" in text
     listing = run("op", "--list").stdout
     assert "--max-context (optional)" in " ".join(listing.split()) and "--max-context (required)" not in listing
+
+
+def test_json_mode_warnings_go_to_stderr_too() -> None:
+    res = run("op", "decode", "--model", "llama-3.1-70b", "--batch", "1", "--hw", "h100", "--json")
+    doc = json.loads(res.stdout)  # stdout: only the JSON
+    assert doc["warnings"][0].startswith("does not fit")
+    assert res.stderr.splitlines()[0] == "warning: " + doc["warnings"][0]

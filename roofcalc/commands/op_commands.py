@@ -181,6 +181,8 @@ def build_op_command(opdef: OpDef) -> click.Command:
             result = result.model_copy(update={"crossover": cross})
         if as_json:
             emit_json(result.model_dump(mode="json"))
+            for w in result.warnings:  # stdout holds only JSON; the warnings are in it and on stderr
+                click.echo(f"warning: {w}", err=True)
         else:
             from ..render import console, op_result
 
