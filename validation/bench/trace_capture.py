@@ -224,6 +224,8 @@ def main() -> int:
     ap.add_argument("--overhead", action="store_true", help="measure the profiler's cost per event first")
     a = ap.parse_args()
     out = Path(a.out)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: each rank its own folder
+        out = out / f"rank{os.environ.get('RANK', '0')}"
     tdir = out / "traces"
     tdir.mkdir(parents=True, exist_ok=True)
     import transformers
