@@ -823,3 +823,29 @@ def test_public_names() -> None:
 
     assert {"analyze_trace", "kernel_inventory", "KernelRecord"} <= set(analysis.__all__)
     assert rt.read_trace is read_trace and rt.kernel_inventory is kernel_inventory
+
+
+def test_a_real_tensor_parallel_trace() -> None:
+    """One rank of a TP=2 step on two H200s (validation/traces/h200x2/tp2): the NCCL all-reduces are
+    read as communication, every kernel is accounted for and the GPU time is reproduced."""
+    path = (
+        REAL.parent.parent.parent
+        / "h200x2"
+        / "tp2"
+        / "rank0"
+        / "traces"
+        / "reference-eager-llama-8b-decode-b3-c1000.json.gz"
+    )
+    if not path.exists():
+        pytest.skip(f"{path} is not in this checkout")
+    from roofcalc.hardware import load_hardware
+
+    trace = read_trace(path)
+    r = analyze_trace(trace, load_hardware("h200"), top=0)
+    gpu = [e for e in raw_events(path) if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    assert r.summary.kernel_s == pytest.approx(math.fsum(e["dur"] for e in gpu) * 1e-6, rel=1e-12)
+    assert math.fsum(o.gpu_s for o in r.ops) == pytest.approx(r.summary.kernel_s, rel=1e-12)
+    comm = row(r, "nccl:allreduce")
+    # the llama-8b step: one all-reduce after attention and one after the MLP, in each of 32 layers
+    assert comm.kind == "communication" and comm.calls == 64
+    assert r.summary.communication_s > 0
