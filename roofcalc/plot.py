@@ -156,3 +156,50 @@ def save_occupancy(oc: Any, path: str) -> None:
     fig.suptitle(f"occupancy on {oc.hardware} (dashed: this configuration)")
     _save(fig, path, fmt)
     plt.close(fig)
+
+
+def save_trace_roofline(report: Any, hw: Any, path: str) -> None:
+    """A traced run on the roofline: each op with a FLOP and byte model a point at its intensity and
+    the FLOP/s it achieved over its GPU time, its area proportional to that time; the card's roof."""
+    fmt = check_output(path)
+    plt = _pyplot()
+    ops = [o for o in report.ops if o.bytes > 0 and o.modelled_s > 0]
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    peak, bw = hw.peak("bf16"), hw.bandwidth
+    xs = [o.flops / o.bytes for o in ops if o.flops > 0] or [1.0]
+    lo, hi = min([*xs, peak / bw]) / 4, max([*xs, peak / bw]) * 4
+    ax.plot(
+        [lo, peak / bw, hi],
+        [bw * lo, peak, peak],
+        "-",
+        color=COLORS[0],
+        lw=1.8,
+        label=f"{hw.id} bf16 roof, ridge {peak / bw:.0f} FLOP/B",
+    )
+    longest = max((o.modelled_s for o in ops), default=1.0)
+    for i, o in enumerate(sorted(ops, key=lambda o: -o.modelled_s)):
+        if o.flops <= 0:
+            continue
+        x, y = o.flops / o.bytes, o.flops / o.modelled_s
+        ax.scatter(
+            [x],
+            [y],
+            s=20 + 600 * o.modelled_s / longest,
+            color=COLORS[(i + 1) % len(COLORS)],
+            alpha=0.6,
+            edgecolors="black",
+            linewidths=0.5,
+        )
+        if i < 8:
+            ax.annotate(o.name, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("achieved FLOP/s (area: GPU time)")
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: si(v, "FLOP/s", digits=2)))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("traced ops against the roofline")
+    _save(fig, path, fmt)
+    plt.close(fig)

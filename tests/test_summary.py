@@ -161,3 +161,14 @@ def test_json_mode_warnings_go_to_stderr_too() -> None:
     doc = json.loads(res.stdout)  # stdout: only the JSON
     assert doc["warnings"][0].startswith("does not fit")
     assert res.stderr.splitlines()[0] == "warning: " + doc["warnings"][0]
+
+
+def test_trace_plot_draws_the_ops_on_the_roof(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "t.svg"
+    trace = ROOT / "validation" / "traces" / "h200" / "hf1" / "traces" / "hf-eager-llama-8b-prefill-b4-s500.json.gz"
+    res = run("trace", str(trace), "--plot", str(out))
+    assert res.exit_code == 0, res.output
+    data = out.read_bytes()
+    assert 5_000 < len(data) < 3_000_000 and ET.fromstring(data).tag.endswith("svg")
+    assert b"traced ops against the roofline" in data and b"aten::mm" in data and b"h200 bf16 roof" in data

@@ -73,6 +73,12 @@ def resolve_trace_hardware(
     default=None,
     help="--save-impl: the step timed without the profiler (e.g. 13.4ms): the host's time is taken from it",
 )
+@click.option(
+    "--plot",
+    type=FileArg(),
+    default=None,
+    help="draw the ops on the card's roofline into a .png, .svg or .pdf (needs roofcalc[plot])",
+)
 @shared("json")
 def trace_cmd(
     file: str,
@@ -85,6 +91,7 @@ def trace_cmd(
     context: int | None,
     seq: int | None,
     step_time: float | None,
+    plot: str | None,
     as_json: bool,
 ) -> None:
     """Each op of a profiled run beside its bound: GPU time, speed of light, time lost.
@@ -111,6 +118,10 @@ def trace_cmd(
     if top < 0:
         raise click.BadParameter(f"must be 0 (every row) or more (got {top})", param_hint="'--top'")
     phase = _impl_phase(save_impl, batch, context, seq, step_time)
+    if plot:
+        from ..plot import check_output
+
+        check_output(plot)
     if save_impl:
         from ..output import check_output_path
 
@@ -148,6 +159,11 @@ def trace_cmd(
         )
         write_impl(impl, save_impl)
         click.echo(f"implementation written to {save_impl} ({len(impl.kernels)} kernels)", err=True)
+    if plot:
+        from ..plot import save_trace_roofline
+
+        save_trace_roofline(report, hw, plot)
+        click.echo(f"chart written to {plot}", err=True)
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
