@@ -47,6 +47,18 @@ def _save(fig: Any, path: str, fmt: str) -> None:
     )
 
 
+def _roofline_axes(plt: Any, ax: Any, lo: float, hi: float, ylabel: str) -> None:
+    """Log-log axes of a roofline over intensities lo..hi, FLOP/s in SI units, a grid and the legend."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel(ylabel)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: si(v, "FLOP/s", digits=2)))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+
+
 def save_roofline(chart: Any, path: str) -> None:
     fmt = check_output(path)
     plt = _pyplot()
@@ -87,14 +99,7 @@ def save_roofline(chart: Any, path: str) -> None:
             ms=6,
             label="expected (at the expected time)" if i == 0 else None,
         )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("attainable FLOP/s")
-    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: si(v, "FLOP/s", digits=2)))
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    _roofline_axes(plt, ax, lo, hi, "attainable FLOP/s")
     ax.set_ylim(top=max(r.peak_flops_per_s for r in chart.roofs) * 3)
     ax.set_title("roofline")
     _save(fig, path, fmt)
@@ -192,14 +197,7 @@ def save_trace_roofline(report: Any, hw: Any, path: str) -> None:
         )
         if i < 8:
             ax.annotate(o.name, (x, y), textcoords="offset points", xytext=(6, 4), fontsize=7)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("achieved FLOP/s (area: GPU time)")
-    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: si(v, "FLOP/s", digits=2)))
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    _roofline_axes(plt, ax, lo, hi, "achieved FLOP/s (area: GPU time)")
     ax.set_title("traced ops against the roofline")
     _save(fig, path, fmt)
     plt.close(fig)

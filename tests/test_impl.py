@@ -99,18 +99,23 @@ def test_replay_by_hand() -> None:
     assert replay(impl, [50e-6, 5e-6, 1e-6], 0.5)[0] == pytest.approx(59e-6)
 
 
-def test_the_step_time_sets_the_host_scale() -> None:
-    hw = load_hardware("h200")
-    impl = build_impl(
+def _with_step_time(hw: object, step_s: float) -> ImplFile:
+    """The traced step as an implementation, with the profiler's measured cost and a step time."""
+    return build_impl(
         read_trace(TRACE),
         hw,
         name="t",
         phase="decode",
         batch=3,
-        size=TRACED_CONTEXT,
+        size=TRACED_CONTEXT,  # type: ignore[arg-type]
         overhead=measured_overhead(),
-        measured_step_s=0.01337,
+        measured_step_s=step_s,
     )
+
+
+def test_the_step_time_sets_the_host_scale() -> None:
+    hw = load_hardware("h200")
+    impl = _with_step_time(hw, 0.01337)
     assert predict(impl, hw, dict(impl.traced)).step_s == pytest.approx(0.01337, rel=1e-3)
     assert 0.3 < impl.host_scale < 1.0  # the profiler slowed the host beyond its measured cost per event
 
@@ -323,16 +328,7 @@ def test_a_slower_host_than_traced_is_kept() -> None:
     # the traced step is host-paced (GPU busy 3.1 of 23.6 ms): a step time above the replay at scale 1
     # (18.9 ms, profiler cost removed) stretches the host, it is not capped at 1
     hw = load_hardware("h200")
-    impl = build_impl(
-        read_trace(TRACE),
-        hw,
-        name="t",
-        phase="decode",
-        batch=3,
-        size=TRACED_CONTEXT,
-        overhead=measured_overhead(),
-        measured_step_s=0.025,
-    )
+    impl = _with_step_time(hw, 0.025)
     assert impl.host_scale > 1.0
     assert predict(impl, hw, dict(impl.traced)).step_s == pytest.approx(0.025, rel=1e-3)
 
