@@ -122,6 +122,9 @@ class RooflineResult(Record):
     headroom: float | None = None  # expected / bound (predicted_s)
     expected_notes: list[str] = field(default_factory=list)
     bound_s: float = 0.0  # the speed-of-light time (predicted_s's new name)
+    # the card's figures the expected-time model reads (its file's `expected` section, or the
+    # calibration's), by kind: measured, fitted, derived, transferred, ... (empty without one)
+    expected_figures: dict[str, list[str]] = field(default_factory=dict)
     summary: Summary | None = None  # the answer first: printed first, and first in the JSON
 
     def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
@@ -451,8 +454,19 @@ def evaluate(
         headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
         expected_notes=exp.notes if exp else [] if _measured(hw) or not expected else [_no_figures_note(hw)],
         bound_s=predicted,
+        expected_figures=_figures_by_kind(hw) if exp is not None else {},
     )
     return result.model_copy(update={"summary": summarize(result)}) if expected else result
+
+
+def _figures_by_kind(hw: Hardware) -> dict[str, list[str]]:
+    """The expected-time model's figures on this card, grouped by what they are (issue: a result
+    says which of its figures are fitted or transferred, not only measured)."""
+    out: dict[str, list[str]] = {}
+    for path, fig in hw.figures():
+        if path.startswith("expected."):
+            out.setdefault(fig.kind, []).append(path.removeprefix("expected."))
+    return dict(sorted(out.items()))
 
 
 def _measured(hw: Hardware) -> bool:

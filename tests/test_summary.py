@@ -172,3 +172,13 @@ def test_trace_plot_draws_the_ops_on_the_roof(tmp_path: Path) -> None:
     data = out.read_bytes()
     assert 5_000 < len(data) < 3_000_000 and ET.fromstring(data).tag.endswith("svg")
     assert b"traced ops against the roofline" in data and b"aten::mm" in data and b"h200 bf16 roof" in data
+
+
+def test_a_result_names_its_figures_by_kind() -> None:
+    doc = run_json("op", "gemm", "--m", "64", "--hw", "h100")
+    kinds = doc["expected_figures"]
+    # hardware/h100.yaml: the narrow-tile F.linear fit and gemmSN's step are fitted, the all-reduce
+    # figures transferred from two H200s, the probe's floors measured
+    assert {"linear_gemm_floor_s", "gemm_sn_k_step_s"} <= set(kinds["fitted"])
+    assert "allreduce_latency_s" in kinds["transferred"] and "graph_floor_s" in kinds["measured"]
+    assert run_json("op", "gemm", "--m", "64", "--hw", "a100")["expected_figures"] == {}
