@@ -228,7 +228,7 @@ class OpDef(_Strict):
     breakdown: dict[str, BreakdownRow] = {}
     crossover: str | None = None
     gpus_param: str | None = None
-    time_label: str | None = None  # what the predicted time means for this op, e.g. "time to first token"
+    time_label: str | None = None  # what the bound time means for this op, e.g. "time to first token"
     # the kernels of the usual implementation, for the expected time (see roofcalc/expected/)
     kernels: list[KernelDef] = []
     # how the kernels are launched (a formula giving event, stream, graph or eager); default:

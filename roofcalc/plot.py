@@ -132,7 +132,7 @@ def save_sweep(sw: Any, path: str) -> None:
                 va="top",
                 ha="right",
             )
-    for a, ylabel in ((a1, "predicted time (s)"), (a2, "attainable FLOP/s")):
+    for a, ylabel in ((a1, "time (s): bound and expected"), (a2, "attainable FLOP/s")):
         a.set_xscale("log", base=2)
         a.set_yscale("log")
         a.set_xlabel(sw.param)

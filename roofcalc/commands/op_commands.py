@@ -414,7 +414,7 @@ def _list_ops(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="with --list: print JSON")
 @click.pass_context
 def op_group(ctx: click.Context, list_: bool, as_json: bool) -> None:
-    """FLOPs, bytes, intensity, bound and predicted time of an op on a GPU.
+    """FLOPs, bytes, intensity, the expected time and the bound of an op on a GPU.
 
     \b
     Examples:
