@@ -339,3 +339,26 @@ def test_another_model_or_gpu_count_is_flagged() -> None:
     assert any("traced on another model" in n for n in doc["expected_notes"])
     tp = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", f, "--hw", "h200", "--gpus", "2")
     assert tp.exit_code == 1 and "one GPU" in tp.stderr
+
+
+def test_a_trace_of_several_steps_is_not_kept_as_one(tmp_path: Path) -> None:
+    # two ProfilerStep annotations: their kernels would be kept as one step twice as long
+    doc = json.loads((ROOT / "tests" / "data" / "traces" / "decode-eager.json").read_text())
+    doc["traceEvents"].append(
+        {
+            "ph": "X",
+            "cat": "user_annotation",
+            "name": "ProfilerStep#8",
+            "pid": 2871,
+            "tid": 2871,
+            "ts": 388.0,
+            "dur": 1.0,
+            "args": {},
+        }
+    )
+    f = tmp_path / "two.json"
+    f.write_text(json.dumps(doc))
+    res = run(
+        "trace", str(f), "--save-impl", str(tmp_path / "x.yaml"), "--batch", "1", "--context", "100", "--hw", "h100"
+    )
+    assert res.exit_code == 2 and "2 profiler steps" in res.stderr and not (tmp_path / "x.yaml").exists()
