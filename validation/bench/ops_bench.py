@@ -387,6 +387,71 @@ def random_cases(n: int, seed: int, only_kinds: tuple[str, ...] = ()) -> list[di
     return cs
 
 
+def wide_random_cases(n: int, seed: int) -> list[dict[str, Any]]:
+    """A seeded hold-out drawn wider than random_cases, as users send shapes: every size
+    log-uniform from 1 (GEMM dimensions 1-16384, a tiny m with a deep k or a tiny k included), half
+    of them odd, every dtype, softmax and LayerNorm down to one row and odd widths, attention with
+    any GQA ratio, odd sequence lengths, a query shorter than its keys, causal or not, and decode
+    over contexts from 1 token. Memory per case stays under about 8 GB (a naive attention's scores
+    are materialised)."""
+    import random
+
+    rng = random.Random(seed)
+
+    def size(lo: int, hi: int, odd_share: float = 0.5) -> int:
+        v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
+        if rng.random() >= odd_share and v >= 16:
+            v = v // 8 * 8
+        return max(lo, min(hi, v))
+
+    kinds = ["dot", "gemv", "gemm", "gemm", "gemm", "gemm", "softmax", "layernorm", "flash", "naive", "decode"]
+    cs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    tries = 0
+    while len(cs) < n and tries < 100 * n:
+        tries += 1
+        kind = rng.choice(kinds)
+        if kind == "dot":
+            c = dot_case(size(1, 1 << 27), rng.choice(("fp32", "bf16", "fp16")))
+        elif kind == "gemv":
+            c = gemv_case(size(1, 65536), size(1, 32768), rng.choice(("bf16", "fp16", "fp32")))
+        elif kind == "gemm":
+            dt = rng.choice(("bf16", "fp16", "fp32", "tf32"))
+            m, nn, k = size(1, 16384), size(1, 16384), size(1, 16384)
+            if m * nn * k > 2**40 or (m * k + k * nn + m * nn) * 4 > 6e9:
+                continue
+            c = gemm_case(m, nn, k, dt)
+        elif kind == "softmax":
+            rows, cols = size(1, 16384), size(2, 131072)
+            if rows * cols > 2**30:
+                continue
+            c = softmax_case(rows, cols, rng.choice(("bf16", "fp16", "fp32")))
+        elif kind == "layernorm":
+            rows, cols = size(1, 32768), size(8, 16384)
+            if rows * cols > 2**30:
+                continue
+            c = layernorm_case(rows, cols, rng.choice(("bf16", "fp16", "fp32")))
+        elif kind in ("flash", "naive"):
+            hk = rng.choice((1, 2, 4, 8, 16, 32))
+            h = hk * rng.choice((1, 2, 4, 8)) if kind == "flash" else hk
+            kvs = size(1, 8192)
+            s = kvs if rng.random() < 0.7 else size(1, kvs)
+            b = rng.choice((1, 2, 3, 4, 8))
+            if kind == "naive" and 6 * b * h * s * kvs * 2 > 8e9:
+                continue
+            c = attention_case(b, h, hk, s, kvs, rng.choice((64, 128)), rng.random() < 0.5, kind)
+        else:
+            hk = rng.choice((1, 2, 4, 8))
+            c = attention_case(rng.choice((1, 2, 4, 8, 16, 32, 64)), hk * rng.choice((1, 4, 8)), hk, 1,
+                               size(1, 65536), 128, False, "flash", decode=True)
+        if c["label"] in seen:
+            continue
+        seen.add(c["label"])
+        c["label"] = "wide-" + c["label"]
+        cs.append(c)
+    return cs
+
+
 def paths_cases() -> list[dict[str, Any]]:
     """Softmax over each kernel PyTorch's host_softmax dispatches to (aten/src/ATen/native/cuda/
     SoftMax.cu, torch 2.11): softmax_warp_forward (rows of at most 2048 elements and 8 KiB),
@@ -537,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, default=0, metavar="N",
                     help="N seeded random cases (a hold-out set) instead of the fixed plan")
     ap.add_argument("--seed", type=int, default=1, help="seed of --random")
+    ap.add_argument("--wide", action="store_true",
+                    help="--random draws from the widened generator (wide_random_cases: sizes from 1, every dtype, GQA)")
     ap.add_argument("--kinds", default="", help="--random draws only these kinds (comma-separated, e.g. softmax)")
     ap.add_argument("--plan", choices=sorted(PLANS), default="fixed",
                     help="the fixed cases (default) or another named plan (paths: softmax's kernels, small fp32 gemv)")
@@ -548,7 +615,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--plan names a set of its own: not with --random or --smoke")
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
     try:
-        cases = smoke_cases() if args.smoke else random_cases(args.random, args.seed, kinds) if args.random else PLANS[args.plan]()
+        if args.wide and not args.random:
+            raise ValueError("--wide is a kind of --random draw: give --random N too")
+        cases = (
+            smoke_cases() if args.smoke
+            else wide_random_cases(args.random, args.seed) if args.random and args.wide
+            else random_cases(args.random, args.seed, kinds) if args.random
+            else PLANS[args.plan]()
+        )
     except ValueError as e:
         ap.error(str(e))
     labels = [c["label"] for c in cases]
