@@ -12,9 +12,9 @@ report() {  # measurements, hardware name, calibration (or "" for none), output 
 }
 for card in h100 h200; do
   cal=../probe/$card/calibration.yaml
-  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-rand18 ops-smln19 ops-rand20 ops-mix21 ops-rand22 ops-rand23 ops-rand24 ops-rand25 ops-rand26 ops-rand27 ops-rand28 ops-rand29 ops-rand30 ops-gemm31 ops-rand32 ops-rand33 ops-rand34 ops-rand35 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3 llm-holdout4 llm-holdout5 llm-holdout6 llm-holdout7 llm-holdout8 llm-holdout9 llm-holdout10 llm-holdout11 llm-holdout13 llm-holdout14 llm-bigbatch llm-newmodels llm-longctx llm-bigprefill llm-holdout15 llm-holdout16 llm-grid17a llm-grid17b llm-grid17c llm-holdout18 llm-holdout19 llm-longctx2 llm-holdout21; do
+  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-rand18 ops-smln19 ops-rand20 ops-mix21 ops-rand22 ops-rand23 ops-rand24 ops-rand25 ops-rand26 ops-rand27 ops-rand28 ops-rand29 ops-rand30 ops-gemm31 ops-rand32 ops-rand33 ops-rand34 ops-rand35 ops-wide36 ops-wide37 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3 llm-holdout4 llm-holdout5 llm-holdout6 llm-holdout7 llm-holdout8 llm-holdout9 llm-holdout10 llm-holdout11 llm-holdout13 llm-holdout14 llm-bigbatch llm-newmodels llm-longctx llm-bigprefill llm-holdout15 llm-holdout16 llm-grid17a llm-grid17b llm-grid17c llm-holdout18 llm-holdout19 llm-longctx2 llm-holdout21; do
     # the random hold-out sets against the registry figures only (they are the probe's anyway)
-    case $set in ops-rand*|ops-softmax*|ops-smln*|ops-mix*|ops-gemm*|ops-paths) c="" ;; *) c=$cal ;; esac
+    case $set in ops-rand*|ops-wide*|ops-softmax*|ops-smln*|ops-mix*|ops-gemm*|ops-paths) c="" ;; *) c=$cal ;; esac
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$c" "$card/report-$set"
   done
 done

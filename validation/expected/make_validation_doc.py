@@ -26,10 +26,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 OUT = ROOT / "docs" / "validation.md"
 FIGURES = ("registry", "calibrated")
-HOLDOUT_MARKS = ("holdout", "rand")
+HOLDOUT_MARKS = ("holdout", "rand", "wide")
 # the hold-outs that no change has used yet, as validation/HOLDOUT.md lists them (its table);
 # every other set is in-sample, the earlier hold-outs included
-FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json")
+FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json", "h200/ops-wide36.json", "h200/ops-wide37.json")
 TRACE_SETS = (
     ("h200/hf1", "development"),
     ("h200/ref1", "development"),
