@@ -20,6 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
+# the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
+FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json", "h200/ops-wide36.json", "h200/ops-wide37.json")
 
 
 def kind_of(report_kind: str, case: dict) -> str | None:
@@ -43,7 +45,8 @@ def percentile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def collect(root: Path) -> dict[str, list[float]]:
+def collect(root: Path, fresh: set[str] | None = None) -> dict[str, list[float]]:
+    """measured / expected by kind; the kinds with a case from a fresh hold-out go into ``fresh``."""
     ratios: dict[str, list[float]] = {}
     for f in sorted(root.rglob("*-registry.json")):
         report = json.loads(f.read_text())
@@ -53,6 +56,8 @@ def collect(root: Path) -> dict[str, list[float]]:
             if k is None or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
                 continue
             ratios.setdefault(k, []).append(float(r))
+            if fresh is not None and report.get("source") in FRESH_HOLDOUTS:
+                fresh.add(k)
     return ratios
 
 
@@ -81,8 +86,11 @@ def _band(xs: list[float]) -> dict[str, object]:
 
 def bands(root: Path) -> dict[str, object]:
     out: dict[str, object] = {}
-    for k, xs in sorted(collect(root).items()):
+    fresh: set[str] = set()
+    for k, xs in sorted(collect(root, fresh).items()):
         out[k] = {**_band(xs), "cards": "H100/H200"}
+        if k in fresh:
+            out[k]["sample"] = "in-sample and hold-out"
     for k, xs in sorted(collect_traced(root).items()):
         out[k] = {**_band(xs), "sample": "hold-out", "cards": "H200"}
     return {
