@@ -46,14 +46,14 @@ class RoofcalcGroup(click.Group):
         try:
             return super().main(*args, **kwargs)
         except BrokenPipeError:
-            _quiet_broken_pipe()
+            _stdout_to_devnull()
             sys.exit(0)
         except OSError as e:
             # --help and --version write while the arguments are parsed, before invoke() maps
             # errors: a full or failing stdout there is the same one-line refusal (exit 1)
             if os.environ.get("ROOFCALC_DEBUG") or e.errno is None or e.filename is not None:
                 raise
-            _detach_stdout()
+            _stdout_to_devnull()
             click.echo(f"Error: cannot write the output: {e.strerror or e}", err=True)
             sys.exit(OutputError.exit_code)
 
@@ -77,13 +77,13 @@ class RoofcalcGroup(click.Group):
         except KeyboardInterrupt:
             raise click.Abort() from None
         except BrokenPipeError:
-            _quiet_broken_pipe()
+            _stdout_to_devnull()
             raise click.exceptions.Exit(0) from None
         except OSError as e:
             if os.environ.get("ROOFCALC_DEBUG"):
                 raise
             if e.errno is not None and e.filename is None:  # a write to stdout/stderr failed
-                _detach_stdout()
+                _stdout_to_devnull()
                 raise OutputError(f"cannot write the output: {e.strerror or e}") from None
             raise InternalError(_internal(e)) from None
         except Exception as e:  # a bug: say so in one line, keep the traceback for debugging
@@ -116,16 +116,10 @@ def _prepare_streams() -> None:
                 reconfigure(errors="replace")  # an ascii terminal gets '?' for a symbol, not a crash
 
 
-def _detach_stdout() -> None:
-    """Point stdout at /dev/null so that the interpreter's last flush at exit does not fail again
-    ('Exception ignored ... OSError', exit 120) after the one-line error was given."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-def _quiet_broken_pipe() -> None:
-    """`roofcalc ... | head -1`: the reader left; end quietly (Python docs, 'Note on SIGPIPE')."""
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null: after `roofcalc ... | head -1` (the reader left; end quietly, Python
+    docs, 'Note on SIGPIPE'), and after a failed write was reported in one line, so that the
+    interpreter's last flush at exit does not fail again ('Exception ignored ...', exit 120)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

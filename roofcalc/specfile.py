@@ -19,7 +19,7 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from .errors import SpecError
 from .units import clip
@@ -46,6 +46,31 @@ def _kind_of(mode: int) -> str:
     return "special file"
 
 
+def open_regular(
+    full: str, label: str, error: type[Exception], missing: str = "file"
+) -> tuple[IO[bytes], os.stat_result]:
+    """A regular file opened for reading (binary), with its stat; ``error`` (one line naming
+    ``label``) for a missing or unreadable path, a bad name, or a FIFO, device or folder. Opened
+    non-blocking, so a FIFO with no writer cannot hang the process; checked on the descriptor, so
+    nothing swapped in after a stat is read."""
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"{label}: no such {missing}") from None
+    except OSError as e:
+        raise error(f"{label}: cannot read: {e.strerror or e}") from None
+    except ValueError:  # an embedded NUL byte
+        raise error(f"{clip(label)!r}: not a valid file name") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{label}: not a regular file (a {_kind_of(st.st_mode)})")
+        return os.fdopen(fd, "rb", closefd=True), st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_text(path: Path | str, what: str = "file", limit: int = 0) -> str:
     """The UTF-8 text of a regular file of at most ``limit`` bytes (MAX_SPEC_BYTES unless given);
     SpecError otherwise.
@@ -57,28 +82,14 @@ def read_text(path: Path | str, what: str = "file", limit: int = 0) -> str:
     full = str(path)
     # messages name the file; a very long path is shortened (its start and its end)
     label = full if len(full) <= 120 else full[:50] + "..." + full[-50:]
-    try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise SpecError(f"{label}: no such {what}") from None
-    except OSError as e:
-        raise SpecError(f"{label}: cannot read: {e.strerror or e}") from None
-    except ValueError:  # an embedded NUL byte
-        raise SpecError(f"{clip(label)!r}: not a valid file name") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SpecError(f"{label}: not a regular file (a {_kind_of(st.st_mode)})")
+    f, st = open_regular(full, label, SpecError, what)
+    with f:
         if st.st_size > limit:
             raise SpecError(f"{label}: file is {st.st_size} bytes, over the {limit}-byte limit for a spec file")
-        with os.fdopen(fd, "rb", closefd=True) as f:
-            fd = -1
+        try:
             data = f.read(limit + 1)
-    except OSError as e:
-        raise SpecError(f"{label}: cannot read: {e.strerror or e}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        except OSError as e:
+            raise SpecError(f"{label}: cannot read: {e.strerror or e}") from None
     if len(data) > limit:  # grew while being read
         raise SpecError(f"{label}: file is over the {limit}-byte limit for a spec file")
     try:

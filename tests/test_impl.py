@@ -362,3 +362,14 @@ def test_a_trace_of_several_steps_is_not_kept_as_one(tmp_path: Path) -> None:
         "trace", str(f), "--save-impl", str(tmp_path / "x.yaml"), "--batch", "1", "--context", "100", "--hw", "h100"
     )
     assert res.exit_code == 2 and "2 profiler steps" in res.stderr and not (tmp_path / "x.yaml").exists()
+
+
+def test_the_profiler_overhead_is_the_committed_measurement() -> None:
+    """roofcalc.impl.measured_overhead() is what validation/traces/h200/overhead1 measured."""
+    o = json.loads((ROOT / "validation" / "traces" / "h200" / "overhead1" / "times.json").read_text())
+    m = measured_overhead()
+    assert (m.per_cpu_op_s, m.per_launch_s) == (
+        o["profiler_overhead"]["per_cpu_op_s"],
+        o["profiler_overhead"]["per_launch_s"],
+    )
+    assert (ROOT / m.source).exists()

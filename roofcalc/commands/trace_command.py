@@ -14,6 +14,19 @@ if TYPE_CHECKING:
     from ..trace.model import Trace
 
 
+def _trace_device(trace: Trace) -> tuple[str, Hardware] | None:
+    """The first of the trace's device names (deviceProperties) that is a registry part, with it."""
+    from ..errors import InputError
+    from ..hardware import load_hardware
+
+    for device in trace.device_names:
+        try:
+            return device, load_hardware(device)
+        except InputError:
+            continue
+    return None
+
+
 def resolve_trace_hardware(
     trace: Trace, hw_name: str | None, hw_file: str | None, calibration: str | None
 ) -> tuple[Hardware, str | None]:
@@ -21,17 +34,9 @@ def resolve_trace_hardware(
     $ROOFCALC_HW); else the registry's part whose alias is the trace's device name
     (deviceProperties); else the default. The note says where a choice came from, or that the
     trace ran on another device than the one named."""
-    from ..errors import InputError
-    from ..hardware import load_hardware
     from ..resolve import resolve_hardware
 
-    seen = None
-    for device in trace.device_names:
-        try:
-            seen = (device, load_hardware(device))
-            break
-        except InputError:
-            continue
+    seen = _trace_device(trace)
     named = hw_name is not None or hw_file is not None or calibration is not None or "ROOFCALC_HW" in os.environ
     if named:
         hw = resolve_hardware(hw_name, hw_file, calibration)
@@ -180,15 +185,9 @@ def _traced_card(
     trace's device name; a --hw, --hw-file or --calibration that names another card is refused, and
     with no known device name, one of them must say which card it was."""
     from ..errors import InputError
-    from ..hardware import load_hardware
 
-    seen = None
-    for device in trace.device_names:
-        try:
-            seen = load_hardware(device)
-            break
-        except InputError:
-            continue
+    found = _trace_device(trace)
+    seen = found[1] if found is not None else None
     named = hw_name is not None or hw_file is not None or calibration is not None
     if seen is None:
         if not named:

@@ -147,7 +147,6 @@ def build_impl(
     size: int,
     overhead: Overhead | None = None,
     measured_step_s: float | None = None,
-    model: dict[str, Any] | None = None,
 ) -> ImplFile:
     """The implementation of the one step in ``trace``, traced at ``batch`` and ``size`` (the
     context for decode, the prompt length for prefill)."""
@@ -175,7 +174,6 @@ def build_impl(
             size=size,
             overhead=overhead,
             measured_step_s=measured_step_s,
-            model=model,
         )
     except ValidationError as e:
         err = e.errors()[0]
@@ -194,7 +192,6 @@ def _build(
     size: int,
     overhead: Overhead | None,
     measured_step_s: float | None,
-    model: dict[str, Any] | None,
 ) -> ImplFile:
     sym = _Symbols(phase, batch, size, _heads(records, batch), _weight_sizes(records))
     _ambiguous(sym)
@@ -240,7 +237,6 @@ def _build(
             "host_end_us": clock.at(last_host),
             "syncs_us": [clock.at(ts) for ts, _ in clock.syncs],
             "fixed_us": fixed,
-            "model": model,
             "kernels": kernels,
         }
     )

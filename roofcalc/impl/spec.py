@@ -63,7 +63,6 @@ class ImplFile(_Strict):
     host_end_us: Number = Field(ge=0, le=MAX_US)  # the host's last event of the step
     syncs_us: list[Annotated[Number, Field(ge=0, le=MAX_US)]] = Field(default_factory=list, max_length=MAX_KERNELS)
     fixed_us: dict[str, Annotated[Number, Field(ge=0, le=MAX_US)]]  # per kind of op: its shortest kernel
-    model: dict[str, Any] | None = None  # the model's dimensions, where the trace's user gave them
     kernels: list[ImplKernel] = Field(min_length=1, max_length=MAX_KERNELS)
 
     @field_validator("traced")

@@ -33,12 +33,11 @@ import codecs
 import json
 import os
 import re
-import stat
 import zlib
 from typing import IO, Any, NoReturn
 
 from ..errors import InputError
-from ..specfile import MAX_DEPTH, _check_json_depth, _kind_of
+from ..specfile import MAX_DEPTH, _check_json_depth, open_regular
 from ..units import clip, fmt_binary
 from .model import Comm, CpuOp, Kernel, Launch, ThreadKey, Trace
 
@@ -656,28 +655,15 @@ def _document(p: _Parser, c: _Collector) -> None:
 
 
 def _open(path: str, label: str) -> IO[bytes]:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise TraceError(f"{label}: no such file") from None
-    except OSError as e:
-        raise TraceError(f"{label}: cannot read: {e.strerror or e}") from None
-    except ValueError:  # an embedded NUL byte
-        raise TraceError(f"{clip(label)!r}: not a valid file name") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise TraceError(f"{label}: not a regular file (a {_kind_of(st.st_mode)})")
+    f, st = open_regular(path, label, TraceError)
+    if st.st_size == 0 or st.st_size > MAX_TRACE_BYTES:
+        f.close()
         if st.st_size == 0:
             raise TraceError(f"{label}: empty file")
-        if st.st_size > MAX_TRACE_BYTES:
-            raise TraceError(
-                f"{label}: file is {st.st_size:,} bytes, over the {fmt_binary(MAX_TRACE_BYTES)} limit for a trace"
-            )
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+        raise TraceError(
+            f"{label}: file is {st.st_size:,} bytes, over the {fmt_binary(MAX_TRACE_BYTES)} limit for a trace"
+        )
+    return f
 
 
 def read_trace(path: str | os.PathLike[str]) -> Trace:

@@ -20,22 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from roofcalc.hardware import load_hardware  # noqa: E402
+from roofcalc.impl import measured_overhead  # noqa: E402
 from roofcalc.impl.build import build_impl  # noqa: E402
 from roofcalc.impl.predict import predict  # noqa: E402
 from roofcalc.impl.spec import Overhead  # noqa: E402
 from roofcalc.trace import read_trace  # noqa: E402
 
 TRACES = ROOT / "validation" / "traces"
-OVERHEAD_SET = "h200/overhead1"
 BANDS = {"decode": (0.85, 1.2), "prefill": (0.85, 1.2)}  # the target for traced implementations
 
 
 def overhead() -> Overhead:
-    o = json.loads((TRACES / OVERHEAD_SET / "times.json").read_text())["profiler_overhead"]
-    return Overhead(
-        per_cpu_op_s=o["per_cpu_op_s"], per_launch_s=o["per_launch_s"], kind="measured",
-        source=f"validation/traces/{OVERHEAD_SET}/times.json",
-    )
+    return measured_overhead()  # the package's figure: validation/traces/h200/overhead1
 
 
 def traced_size(case: dict) -> int:
@@ -66,31 +62,52 @@ def report(card_set: str, step_time: bool) -> dict:
         group = [c for c in ok if (c["impl"], c["model"], c["phase"]) == (base["impl"], base["model"], base["phase"])]
         key = "context" if base["phase"] == "decode" else "seq"
         impl = build_impl(
-            read_trace(folder / "traces" / base["trace"]), hw, name=base["label"], phase=base["phase"],
-            batch=base["batch"], size=traced_size(base), overhead=ov,
+            read_trace(folder / "traces" / base["trace"]),
+            hw,
+            name=base["label"],
+            phase=base["phase"],
+            batch=base["batch"],
+            size=traced_size(base),
+            overhead=ov,
             measured_step_s=base["median_s"] if step_time else None,
         )
         for c in group:
             p = predict(impl, hw, {"batch": c["batch"], key: timed_size(c)})
             lo, hi = BANDS[c["phase"]]
             ratio = c["median_s"] / p.step_s
-            rows.append({
-                "traced": base["label"], "case": c["label"], "phase": c["phase"], "impl": c["impl"],
-                "same_shape": c is base, "measured_s": c["median_s"], "predicted_s": p.step_s,
-                "ratio": ratio, "in_band": lo <= ratio <= hi, "limiter": p.limiter,
-                "host_s": p.host_s, "gpu_busy_s": p.gpu_busy_s, "host_scale": impl.host_scale,
-            })
+            rows.append(
+                {
+                    "traced": base["label"],
+                    "case": c["label"],
+                    "phase": c["phase"],
+                    "impl": c["impl"],
+                    "same_shape": c is base,
+                    "measured_s": c["median_s"],
+                    "predicted_s": p.step_s,
+                    "ratio": ratio,
+                    "in_band": lo <= ratio <= hi,
+                    "limiter": p.limiter,
+                    "host_s": p.host_s,
+                    "gpu_busy_s": p.gpu_busy_s,
+                    "host_scale": impl.host_scale,
+                }
+            )
     others = [r for r in rows if not r["same_shape"]]
     ratios = [r["ratio"] for r in others]
     return {
         "what": "measured / predicted step time of traced implementations at other shapes",
-        "set": card_set, "device": doc.get("device"), "date": doc.get("date"), "command": doc.get("command"),
-        "step_time_given": step_time, "overhead": ov.model_dump(),
+        "set": card_set,
+        "device": doc.get("device"),
+        "date": doc.get("date"),
+        "command": doc.get("command"),
+        "step_time_given": step_time,
+        "overhead": ov.model_dump(),
         "summary": {
             "predictions": len(others),
             "in_band": sum(r["in_band"] for r in others),
             "median_ratio": statistics.median(ratios) if ratios else None,
-            "min_ratio": min(ratios, default=None), "max_ratio": max(ratios, default=None),
+            "min_ratio": min(ratios, default=None),
+            "max_ratio": max(ratios, default=None),
             "bands": BANDS,
         },
         "rows": rows,
@@ -106,8 +123,10 @@ def main() -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=1, sort_keys=True) + "\n")
         s = rep["summary"]
-        print(f"{card_set}: {s['in_band']} of {s['predictions']} in band, median {s['median_ratio']:.3f}, "
-              f"{s['min_ratio']:.2f}-{s['max_ratio']:.2f} -> {out.relative_to(ROOT)}")
+        print(
+            f"{card_set}: {s['in_band']} of {s['predictions']} in band, median {s['median_ratio']:.3f}, "
+            f"{s['min_ratio']:.2f}-{s['max_ratio']:.2f} -> {out.relative_to(ROOT)}"
+        )
     return 0
 
 

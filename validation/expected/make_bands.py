@@ -18,23 +18,20 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+from roofcalc.summary import band_kind  # noqa: E402
+
 OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
 FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json", "h200/ops-wide36.json", "h200/ops-wide37.json")
 
 
-def kind_of(report_kind: str, case: dict) -> str | None:
+def kind_of(case: dict) -> str | None:
+    """The band a case counts in: the one `roofcalc op` looks up for the same op and parameters."""
     op = case.get("op")
-    if not isinstance(op, str):
-        return None
-    if report_kind != "llm":
-        return op
-    p = case.get("params") or {}
-    engine = p.get("engine") or "eager"
-    graphs = "graphs" if p.get("cuda_graphs") else "python"
-    gpus = "tp" if (p.get("gpus") or 1) > 1 else "1gpu"
-    return f"{op}/reference-{engine}/{graphs}/{gpus}"
+    return band_kind(op, case.get("params") or {}) if isinstance(op, str) else None
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -52,7 +49,7 @@ def collect(root: Path, fresh: set[str] | None = None) -> dict[str, list[float]]
         report = json.loads(f.read_text())
         for case in report.get("cases", []):
             r = case.get("ratio")
-            k = kind_of(report.get("kind", ""), case)
+            k = kind_of(case)
             if k is None or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
                 continue
             ratios.setdefault(k, []).append(float(r))
