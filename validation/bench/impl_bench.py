@@ -1,0 +1,368 @@
+"""Time LLM steps of named implementations (impls/*.yaml) on random-weight models from configs:
+
+- hf-static: Hugging Face transformers (attn_implementation "sdpa"), StaticCache, the decode step
+  captured in a CUDA graph and replayed (``max_cache_len`` = context + --slack unless a case says);
+- hf-dynamic: the same model, DynamicCache, one token at a time from Python (what generate() does);
+- hf prefill: ``model(input_ids)`` of a batch of prompts, eager, the same shape every time;
+- fused: fused_model.py (QKV and gate-up GEMMs, Triton add+RMSNorm, rotary+cache write and
+  SiLU*up, SDPA flash), decode replayed from a CUDA graph, and prefill.
+
+For each case: every timed step (CUDA events around each graph replay; wall time with a CUDA
+synchronise around each eager step), their median, and with --trace one step's profiler trace of
+the first shape of each implementation, model and phase (a graph's kernels traced from an eager
+step of the same code).
+
+    python3 impl_bench.py --out DIR --set dev|holdout [--models a,b] [--impls hf-static,...] [--trace]
+
+Writes DIR/times.json after every case (versions, device, driver, date, command) and
+DIR/traces/*.json.gz.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trace_capture import sync_time, trace_one
+
+# model_type, config; none of them is a preset of roofcalc's models/llm.yaml except where named
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama-1b": ("llama", dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                               num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=True, rope_theta=500000.0,
+                               max_position_embeddings=131072, head_dim=64)),
+    "qwen2-0.5b": ("qwen2", dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                                 num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+                                 rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-0.6b": ("qwen3", dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+                                 num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                 rope_theta=1000000.0, max_position_embeddings=40960)),
+    "phi3-mini": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=32, num_attention_heads=32,
+                               num_key_value_heads=32, vocab_size=32064, tie_word_embeddings=False,
+                               max_position_embeddings=4096, original_max_position_embeddings=4096,
+                               sliding_window=None, pad_token_id=0)),
+    "nemo-16l": ("mistral", dict(hidden_size=5120, intermediate_size=14336, num_hidden_layers=16, num_attention_heads=32,
+                                 num_key_value_heads=8, head_dim=128, vocab_size=131072, tie_word_embeddings=False,
+                                 rope_theta=1000000.0, max_position_embeddings=131072, sliding_window=None)),
+    # hold-out architectures
+    "llama-8b": ("llama", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                               num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False,
+                               rope_theta=500000.0, max_position_embeddings=131072)),
+    "qwen2-1.5b": ("qwen2", dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                                 num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+                                 rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-4b": ("qwen3", dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32,
+                               num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                               rope_theta=1000000.0, max_position_embeddings=40960)),
+    "phi3-small-gqa": ("phi3", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=24,
+                                    num_attention_heads=16, num_key_value_heads=4, vocab_size=32064,
+                                    tie_word_embeddings=False, max_position_embeddings=16384,
+                                    original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    "mistral-7b": ("mistral", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                                   num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
+                                   rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
+}
+
+SETS = {
+    "dev": dict(
+        models="llama-1b,qwen2-0.5b,qwen3-0.6b,phi3-mini,nemo-16l",
+        decode=[(1, 512), (8, 4096), (32, 1024), (64, 512), (1, 16384), (16, 8192), (4, 2048)],
+        cache_variants=[(8, 4096, 16384)],  # batch, context, max_cache_len
+        dynamic=[(4, 1000), (16, 4000)],
+        prefill=[(1, 512), (4, 2048), (1, 8192)],
+    ),
+    "holdout": dict(
+        models="llama-8b,qwen2-1.5b,qwen3-4b,phi3-small-gqa,mistral-7b",
+        decode=[(2, 768), (12, 3000), (48, 700), (1, 12000), (24, 6000), (6, 1500)],
+        cache_variants=[(3, 2500, 10000)],
+        dynamic=[(3, 1500), (24, 2500)],
+        prefill=[(2, 700), (1, 3000), (6, 1200)],
+    ),
+}
+KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
+
+
+def config_of(name: str) -> dict[str, Any]:
+    kind, kw = CONFIGS[name]
+    return {"model_type": kind, **kw}
+
+
+def kv_bytes(cfg: dict[str, Any], batch: int, tokens: int) -> int:
+    d = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    return 2 * 2 * batch * tokens * cfg["num_hidden_layers"] * (cfg.get("num_key_value_heads") or cfg["num_attention_heads"]) * d
+
+
+def build_hf(name: str) -> Any:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    kind, kw = CONFIGS[name]
+    cfg = AutoConfig.for_model(kind, **kw)
+    with torch.device("cuda"):
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=torch.bfloat16)
+    return model.eval(), cfg
+
+
+def graph_time(fn: Any, replays: int) -> tuple[list[float], Any]:
+    """Capture fn in a CUDA graph (after warm-ups on a side stream), then time each replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    g.replay()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(replays)]
+    for a, b in ev:
+        a.record()
+        g.replay()
+        b.record()
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) * 1e-3 for a, b in ev], g
+
+
+def static_cache(cfg: Any, batch: int, length: int) -> Any:
+    from transformers import StaticCache
+
+    for kw in (dict(config=cfg, max_batch_size=batch, max_cache_len=length, device="cuda", dtype=torch.bfloat16),
+               dict(config=cfg, max_cache_len=length)):
+        try:
+            return StaticCache(**kw)
+        except TypeError:
+            continue
+    raise RuntimeError("StaticCache: no known constructor")
+
+
+@torch.no_grad()
+def hf_static(model: Any, cfg: Any, batch: int, context: int, cache_len: int, replays: int, trace: Path | None) -> dict[str, Any]:
+    cache = static_cache(cfg, batch, cache_len)
+    tok = torch.randint(0, cfg.vocab_size, (batch, 1), device="cuda")
+    pos = torch.tensor([context], device="cuda")
+
+    def step() -> Any:
+        out = model(input_ids=tok, past_key_values=cache, cache_position=pos, use_cache=True)
+        return out.logits[:, -1].argmax(-1)
+
+    step()  # the cache's layers are allocated on their first update
+    res: dict[str, Any] = {}
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    times, g = graph_time(step, replays)
+    del g, cache
+    return {"median_s": statistics.median(times), "times_s": times, **res}
+
+
+@torch.no_grad()
+def hf_dynamic(model: Any, cfg: Any, batch: int, context: int, steps: int, trace: Path | None) -> dict[str, Any]:
+    ids = torch.randint(0, cfg.vocab_size, (batch, context), device="cuda")
+    cache = model(input_ids=ids, use_cache=True).past_key_values
+    tok = torch.randint(0, cfg.vocab_size, (batch, 1), device="cuda")
+
+    def step() -> None:
+        nonlocal cache
+        o = model(input_ids=tok, past_key_values=cache, use_cache=True)
+        cache = o.past_key_values
+        o.logits[:, -1].argmax(-1)
+
+    for _ in range(2):
+        step()
+    times = [sync_time(step) for _ in range(steps)]
+    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times, "context_mid": context + 2 + steps // 2}
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    return res
+
+
+@torch.no_grad()
+def hf_prefill(model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Path | None) -> dict[str, Any]:
+    ids = torch.randint(0, cfg.vocab_size, (batch, seq), device="cuda")
+
+    def step() -> None:
+        model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)
+
+    for _ in range(2):
+        step()
+    times = [sync_time(step) for _ in range(steps)]
+    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times}
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    return res
+
+
+@torch.no_grad()
+def fused_decode(cfg: dict[str, Any], batch: int, context: int, replays: int, trace: Path | None) -> dict[str, Any]:
+    from fused_model import FusedModel
+
+    m = FusedModel(cfg, batch, context + 1)
+    tok = torch.randint(0, cfg["vocab_size"], (batch, 1), device="cuda")
+    pos = torch.tensor([context], device="cuda", dtype=torch.int32)
+
+    def step() -> Any:
+        return m.forward(tok, pos, context + 1)
+
+    step()
+    res: dict[str, Any] = {}
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    times, g = graph_time(step, replays)
+    del g, m
+    return {"median_s": statistics.median(times), "times_s": times, **res}
+
+
+@torch.no_grad()
+def fused_prefill(cfg: dict[str, Any], batch: int, seq: int, steps: int, trace: Path | None) -> dict[str, Any]:
+    from fused_model import FusedModel
+
+    m = FusedModel(cfg, batch, seq)
+    ids = torch.randint(0, cfg["vocab_size"], (batch, seq), device="cuda")
+    pos = torch.arange(seq, device="cuda", dtype=torch.int32)
+
+    def step() -> None:
+        m.forward(ids, pos, seq)
+
+    for _ in range(2):
+        step()
+    times = [sync_time(step) for _ in range(steps)]
+    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times}
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    del m
+    return res
+
+
+def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
+    spec = SETS[args.set]
+    tdir = out / "traces"
+    tdir.mkdir(parents=True, exist_ok=True)
+    impls = args.impls.split(",")
+    t_end = time.monotonic() + args.budget_s
+
+    def record(case: dict[str, Any], fn: Any) -> None:
+        if time.monotonic() > t_end:
+            case["error"] = "skipped: over the time budget"
+        else:
+            try:
+                case.update(fn())
+                case["error"] = None
+            except Exception as e:  # noqa: BLE001 - recorded, the run goes on
+                case["error"] = f"{type(e).__name__}: {e}"[:400]
+                traceback.print_exc(limit=3)
+            torch.cuda.empty_cache()
+        doc["cases"].append(case)
+        (out / "times.json").write_text(json.dumps(doc, indent=1))
+        print(case["label"], case.get("median_s"), case.get("error"), flush=True)
+
+    for name in (args.models or spec["models"]).split(","):
+        cfgd = config_of(name)
+        traced: set[str] = set()
+
+        def tpath(kind: str, label: str) -> Path | None:
+            if not args.trace or kind in traced:
+                return None
+            traced.add(kind)
+            return tdir / f"{label}.json.gz"
+
+        hf_needed = any(i.startswith("hf") for i in impls)
+        model = cfg = None
+        if hf_needed:
+            try:
+                model, cfg = build_hf(name)
+            except Exception as e:  # noqa: BLE001
+                doc["cases"].append({"label": f"hf-{name}", "model": name, "config": cfgd, "error": f"build: {type(e).__name__}: {e}"[:400]})
+                print("build failed", name, e, flush=True)
+        base = {"model": name, "config": cfgd}
+        if model is not None and "hf-static" in impls:
+            shapes = [(b, c, c + args.slack) for b, c in spec["decode"]] + list(spec["cache_variants"])
+            for b, c, L in shapes:
+                if kv_bytes(cfgd, b, L) > KV_BUDGET:
+                    continue
+                lab = f"hf-static-{name}-decode-b{b}-c{c}-L{L}"
+                record({**base, "label": lab, "impl": "hf-static", "phase": "decode", "batch": b, "context": c,
+                        "max_cache_len": L, "cuda_graphs": True},
+                       lambda b=b, c=c, L=L, lab=lab: hf_static(model, cfg, b, c, L, args.replays, tpath("static", lab)))
+        if model is not None and "hf-dynamic" in impls:
+            for b, c in spec["dynamic"]:
+                if kv_bytes(cfgd, b, c + 64) > KV_BUDGET:
+                    continue
+                lab = f"hf-dynamic-{name}-decode-b{b}-c{c}"
+                record({**base, "label": lab, "impl": "hf-dynamic", "phase": "decode", "batch": b, "context": c,
+                        "cuda_graphs": False},
+                       lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)))
+        if model is not None and "hf-prefill" in impls:
+            for b, s in spec["prefill"]:
+                lab = f"hf-{name}-prefill-b{b}-s{s}"
+                record({**base, "label": lab, "impl": "hf", "phase": "prefill", "batch": b, "seq": s},
+                       lambda b=b, s=s, lab=lab: hf_prefill(model, cfg, b, s, max(5, args.steps // 2), tpath("prefill", lab)))
+        del model
+        torch.cuda.empty_cache()
+        if "fused" in impls and cfgd["model_type"] in ("llama", "mistral"):
+            for b, c in spec["decode"]:
+                if kv_bytes(cfgd, b, c + 1) > KV_BUDGET:
+                    continue
+                lab = f"fused-{name}-decode-b{b}-c{c}"
+                record({**base, "label": lab, "impl": "fused", "phase": "decode", "batch": b, "context": c, "cuda_graphs": True},
+                       lambda b=b, c=c, lab=lab: fused_decode(cfgd, b, c, args.replays, tpath("fused-decode", lab)))
+            for b, s in spec["prefill"]:
+                lab = f"fused-{name}-prefill-b{b}-s{s}"
+                record({**base, "label": lab, "impl": "fused", "phase": "prefill", "batch": b, "seq": s},
+                       lambda b=b, s=s, lab=lab: fused_prefill(cfgd, b, s, max(5, args.steps // 2), tpath("fused-prefill", lab)))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--set", choices=sorted(SETS), required=True)
+    ap.add_argument("--models", default=None)
+    ap.add_argument("--impls", default="hf-static,hf-dynamic,hf-prefill,fused")
+    ap.add_argument("--slack", type=int, default=64, help="max_cache_len = context + this (StaticCache)")
+    ap.add_argument("--replays", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--budget-s", type=float, default=420)
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    import transformers
+
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    doc: dict[str, Any] = {
+        "schema": "roofcalc-impl-bench-1",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python3 " + " ".join(sys.argv),
+        "set": args.set,
+        "device": torch.cuda.get_device_name(),
+        "nvidia_smi": smi,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "triton": __import__("triton").__version__,
+        "cases": [],
+    }
+    torch.manual_seed(0)
+    run_cases(args, doc, out)
+    (out / "times.json").write_text(json.dumps(doc, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
