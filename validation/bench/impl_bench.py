@@ -79,6 +79,7 @@ SETS = {
         decode=[(1, 512), (8, 4096), (32, 1024), (64, 512), (1, 16384), (16, 8192), (4, 2048)],
         cache_variants=[(8, 4096, 16384)],  # batch, context, max_cache_len
         dynamic=[(4, 1000), (16, 4000)],
+        trace_decode=[(16, 8192)],
         prefill=[(1, 512), (4, 2048), (1, 8192)],
     ),
     "holdout": dict(
@@ -190,6 +191,15 @@ def hf_dynamic(model: Any, cfg: Any, batch: int, context: int, steps: int, trace
 
 
 @torch.no_grad()
+def hf_dynamic_flash(model: Any, cfg: Any, batch: int, context: int, steps: int) -> dict[str, Any]:
+    """hf-dynamic with SDPA held to its flash backend: no cuDNN plan to build each step."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        return hf_dynamic(model, cfg, batch, context, steps, None)
+
+
+@torch.no_grad()
 def hf_prefill(model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Path | None) -> dict[str, Any]:
     ids = torch.randint(0, cfg.vocab_size, (batch, seq), device="cuda")
 
@@ -247,6 +257,61 @@ def fused_prefill(cfg: dict[str, Any], batch: int, seq: int, steps: int, trace: 
         res["trace"] = trace.name
     del m
     return res
+
+
+def host_figures(names: list[str]) -> dict[str, Any]:
+    """The host's own figures on this machine, timed in the same call as the steps: a hot loop of
+    one small PyTorch op, of a trivial Triton launch and of entering sdpa_kernel, and per model the
+    cost of SDPA's cuDNN attention at a KV length it has not seen (its plan built) and seen."""
+    import triton
+    import triton.language as tl
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    @triton.jit
+    def _nop(x_ptr):
+        tl.store(x_ptr, tl.load(x_ptr) + 1)
+
+    x = torch.zeros(16, device="cuda")
+
+    def loop(fn: Any, n: int = 2000) -> float:
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n
+
+    def ctx() -> None:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            pass
+
+    out: dict[str, Any] = {
+        "torch_op_s": statistics.median(loop(lambda: x.add_(1)) for _ in range(5)),
+        "triton_launch_s": statistics.median(loop(lambda: _nop[(1,)](x)) for _ in range(5)),
+        "sdpa_ctx_s": statistics.median(loop(ctx) for _ in range(5)),
+        "cudnn": {},
+    }
+    F = torch.nn.functional
+    for name in names:
+        cfg = config_of(name)
+        h, kvh = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+        d = cfg.get("head_dim") or cfg["hidden_size"] // h
+        q = torch.randn(4, h, 1, d, device="cuda", dtype=torch.bfloat16)
+        kv = torch.randn(4, kvh, 1200, d, device="cuda", dtype=torch.bfloat16)
+        new, seen = [], []
+        for n in range(1001, 1011):
+            k = kv[:, :, :n]
+            for lst in (new, seen):  # the first call at this length builds the plan, the second finds it
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                F.scaled_dot_product_attention(q, k, k, enable_gqa=kvh != h)
+                torch.cuda.synchronize()
+                lst.append(time.perf_counter() - t0)
+        out["cudnn"][name] = {"new_length_s": new, "seen_length_s": seen,
+                              "plan_s": statistics.median(new) - statistics.median(seen)}
+    return out
 
 
 def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
@@ -307,6 +372,21 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                 record({**base, "label": lab, "impl": "hf-dynamic", "phase": "decode", "batch": b, "context": c,
                         "cuda_graphs": False},
                        lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)))
+        if model is not None and "hf-dynamic-flash" in impls:
+            for b, c in spec["dynamic"]:
+                lab = f"hf-dynamic-flash-{name}-decode-b{b}-c{c}"
+                record({**base, "label": lab, "impl": "hf-dynamic-flash", "phase": "decode", "batch": b, "context": c,
+                        "cuda_graphs": False},
+                       lambda b=b, c=c: hf_dynamic_flash(model, cfg, b, c, args.steps))
+        if model is not None and args.trace_shapes:
+            for b, c in spec.get("trace_decode", []):
+                if kv_bytes(cfgd, b, c + args.slack) > KV_BUDGET:
+                    continue
+                lab = f"hf-static-{name}-decode-b{b}-c{c}-L{c + args.slack}"
+                record({**base, "label": lab + "-traced", "impl": "hf-static", "phase": "decode", "batch": b, "context": c,
+                        "max_cache_len": c + args.slack, "cuda_graphs": True, "purpose": "kernel times"},
+                       lambda b=b, c=c, lab=lab: hf_static(model, cfg, b, c, c + args.slack, args.replays,
+                                                           tdir / f"{lab}.json.gz"))
         if model is not None and "hf-prefill" in impls:
             for b, s in spec["prefill"]:
                 lab = f"hf-{name}-prefill-b{b}-s{s}"
@@ -337,6 +417,8 @@ def main() -> int:
     ap.add_argument("--replays", type=int, default=20)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--trace-shapes", action="store_true", help="also trace the set's trace_decode shapes (hf-static)")
+    ap.add_argument("--host", action="store_true", help="time the host's figures first (host_figures)")
     ap.add_argument("--budget-s", type=float, default=420)
     args = ap.parse_args()
     out = Path(args.out)
@@ -359,6 +441,11 @@ def main() -> int:
         "cases": [],
     }
     torch.manual_seed(0)
+    if args.host:
+        doc["host"] = host_figures((args.models or SETS[args.set]["models"]).split(","))
+        (out / "times.json").write_text(json.dumps(doc, indent=1))
+        print("host", {k: v for k, v in doc["host"].items() if k != "cudnn"},
+              {k: round(v["plan_s"] * 1e3, 2) for k, v in doc["host"]["cudnn"].items()}, flush=True)
     run_cases(args, doc, out)
     (out / "times.json").write_text(json.dumps(doc, indent=1))
     return 0
