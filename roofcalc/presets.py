@@ -74,10 +74,13 @@ HF_REQUIRED = {
 MAX_CONFIG_INT = 2**31 - 1  # a model dimension beyond int32 is a corrupt or hostile config
 
 # Decoder layouts whose kernels the LLM op files model: pre-norm attention (optionally grouped
-# KV heads, optional Q/K/V biases) and a gated MLP, dense or mixture-of-experts. Others differ in
-# kernels the model would not count (Gemma 2's logit soft-capping and extra norms, Qwen3's Q/K
-# norms, Phi-3's fused projections, ...): refused, naming what is supported.
-SUPPORTED_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma")
+# KV heads, optional Q/K/V biases, which cuBLAS adds in the GEMM's epilogue) and a gated MLP,
+# dense or mixture-of-experts; Qwen3's per-head q/k norms (qk_norm) and Phi-3's fused qkv_proj
+# and gate_up_proj (fused_qkv, fused_gate_up) are read as parameters that change the kernels.
+# Others differ in kernels the model would not count (Gemma 2's logit soft-capping and extra
+# norms, ...): refused, naming what is supported.
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "phi3", "gemma")
+LAYOUT_FLAGS = {"qwen3": {"qk_norm": True}, "phi3": {"fused_qkv": True, "fused_gate_up": True}}
 
 
 def _model_type(cfg: dict[str, object]) -> str | None:
@@ -103,7 +106,9 @@ def _check_layout(cfg: dict[str, object], path: str) -> None:
             "its kernels differ from the decoder layout roofcalc counts"
         )
     window = cfg.get("sliding_window")
-    if window not in (None, 0, False) and cfg.get("use_sliding_window", True) is not False:
+    longest = cfg.get("max_position_embeddings")
+    covers = isinstance(window, int) and isinstance(longest, int) and not isinstance(window, bool) and window >= longest
+    if window not in (None, 0, False) and cfg.get("use_sliding_window", True) is not False and not covers:
         raise InputError(
             f"{path}: sliding_window: attention over a window of {clip(window, 20)} tokens is not modelled "
             "(the whole context would be counted); set it to null for full attention"
@@ -169,4 +174,5 @@ def params_from_hf_config(path: str) -> dict[str, int | bool]:
             out["ffn"] = integer("moe_intermediate_size")
     if cfg.get("max_position_embeddings") is not None:
         out["max_context"] = integer("max_position_embeddings")
+    out.update(LAYOUT_FLAGS.get(_model_type(cfg) or "", {}))
     return out

@@ -6,6 +6,7 @@ Each kind has a folder at the top of the repository, installed inside the packag
     hardware   hardware/   roofcalc.hwdata      one device
     op         ops/        roofcalc.opdata      one op definition
     model      models/     roofcalc.modeldata   a set of model presets (merged across files)
+    impl       impls/      roofcalc.impldata    one named implementation of the LLM steps
 
 The rule: every ``*.yaml`` file in a kind's folder is an item of that kind, named by its
 stem. What the user types is either such a name or a path to a file of their own (it
@@ -19,11 +20,16 @@ import functools
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-Kind = Literal["hardware", "op", "model"]
+Kind = Literal["hardware", "op", "model", "impl"]
 T = TypeVar("T")
 
-PACKAGES: dict[str, str] = {"hardware": "roofcalc.hwdata", "op": "roofcalc.opdata", "model": "roofcalc.modeldata"}
-FOLDERS: dict[str, str] = {"hardware": "hardware", "op": "ops", "model": "models"}
+PACKAGES: dict[str, str] = {
+    "hardware": "roofcalc.hwdata",
+    "op": "roofcalc.opdata",
+    "model": "roofcalc.modeldata",
+    "impl": "roofcalc.impldata",
+}
+FOLDERS: dict[str, str] = {"hardware": "hardware", "op": "ops", "model": "models", "impl": "impls"}
 
 
 def is_path(text: str) -> bool:
@@ -76,7 +82,18 @@ def read_builtin(kind: Kind, stem: str) -> str:
 # keeps its compiled binaries under it too); set to an empty string, it turns this cache off.
 
 # the modules whose code decides what a validated built-in object is
-_SHAPING_MODULES = ("dtypes", "errors", "formula", "hardware", "opdefs", "presets", "registry", "specfile", "units")
+_SHAPING_MODULES = (
+    "dtypes",
+    "errors",
+    "formula",
+    "hardware",
+    "opdefs",
+    "presets",
+    "registry",
+    "specfile",
+    "units",
+    "impl/named",
+)
 
 
 def cache_root() -> Any:

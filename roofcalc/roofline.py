@@ -336,6 +336,9 @@ def evaluate(
     ``expected=False`` leaves out the expected time and the memory fit (the crossover search needs
     only the bound). ``memory_reserve``: bytes per GPU the fit leaves free (None: the default
     reserve, roofcalc.defaults)."""
+    from .impl.named import settle
+
+    opdef, params = settle(opdef, params)
     values = resolve_params(opdef, params, preset)
     dtype = str(values["dtype"])
     peak = hw.peak(dtype)
@@ -634,7 +637,10 @@ def _expected(
             f"{opdef.source}: host_entries: {raw_entries!r} is not a whole number of calls from 0 to 1,000,000"
         )
     entries = int(raw_entries)
-    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries)  # type: ignore[arg-type]
+    host_ops = float(env.get("impl_host_ops", 0) or 0)  # an implementation's own host work per step
+    if not 0 <= host_ops <= 1e9:
+        raise DomainError(f"{opdef.source}: host_ops: {host_ops!r} is not a count of host-op times from 0 to 10^9")
+    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries, host_ops)  # type: ignore[arg-type]
 
 
 def _expected_by_part(parts: list[BreakdownItem], exp: Any) -> list[BreakdownItem]:

@@ -141,7 +141,12 @@ def _dirty_writeback(hw: Hardware, c: Card, kernels: list[Kernel], dtype_bytes: 
 
 
 def compose(
-    hw: Hardware, kernels: list[Kernel], dtype_bytes: float, launch: Launch = "event", entries: int = 0
+    hw: Hardware,
+    kernels: list[Kernel],
+    dtype_bytes: float,
+    launch: Launch = "event",
+    entries: int = 0,
+    host_ops: float = 0.0,
 ) -> Expected:
     """The expected time of kernels run one after another.
 
@@ -151,6 +156,9 @@ def compose(
     "graph" = replayed from a CUDA graph; "eager" = PyTorch ops issued from Python, so no
     kernel goes faster than the host issues it. entries: calls into torch.compile'd functions
     the host makes (eager launch only), each with its entry cost beside its kernels' launches.
+    host_ops: the host's own work per step beyond issuing kernels (eager launch only; an
+    implementation's Python, or a library building its plan for a new shape), in units of the
+    host's time for one PyTorch op in a hot loop (torch_op_floor_s): it follows the host's speed.
     """
     c = card(hw)
     ests = [
@@ -177,7 +185,7 @@ def compose(
     elif launch == "graph":
         total = _graph_total(c, ests, body, terms)
     else:
-        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms)
+        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms, host_ops * c.torch_floor)
     # the host's wait (eager steps the host cannot issue fast enough) is its own share, apart
     # from the kernels' launch floors
     share: dict[str, float] = {"launch": total - body - host_wait, "host": host_wait}
@@ -283,7 +291,7 @@ def _graph_total(c: Card, ests: list[KernelEstimate], body: float, terms: list[T
 
 
 def _eager_total(
-    c: Card, ests: list[KernelEstimate], body: float, entries: int, terms: list[Term]
+    c: Card, ests: list[KernelEstimate], body: float, entries: int, terms: list[Term], host_s: float = 0.0
 ) -> tuple[float, float, int, list[KernelEstimate]]:
     """PyTorch ops issued from Python (and ``entries`` calls into compiled functions): the step's
     time, the host's wait beyond the GPU's work, the kernels launched from compiled code, and
@@ -309,6 +317,7 @@ def _eager_total(
         + n_coll * COLLECTIVE_STEP_HOST_OPS * c.torch_floor
         + n_compiled * host_compiled
         + entries * host_entry
+        + host_s
     )
     total = max(gpu_total, host_total)
     host_wait = total - gpu_total
@@ -328,7 +337,9 @@ def _eager_total(
             Term(
                 name="host issue",
                 seconds=host_wait,
-                reason=f"Python issues {_host_issued(c, n_host, n_coll, n_compiled, entries)}: "
+                reason=f"Python issues {_host_issued(c, n_host, n_coll, n_compiled, entries)}"
+                + (f" and the implementation's own host work takes {host_s * 1e3:.2f} ms" if host_s else "")
+                + ": "
                 f"{host_total * 1e3:.2f} ms, {host_wait * 1e3:.2f} ms more than the GPU's work, which waits for them",
             )
         )

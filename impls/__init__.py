@@ -1,0 +1,1 @@
+"""Built-in model presets (YAML), installed as roofcalc.modeldata."""

@@ -1,0 +1,195 @@
+"""Named implementations (``impls/*.yaml``): how one code base runs an LLM step, as data.
+
+An op file (ops/decode.yaml, ops/prefill.yaml) declares the kernels of the reference
+implementation. An implementation file says how another implementation differs from it, per
+phase: the op parameters it fixes (``sets``: engine, CUDA graphs), the reference kernels it does
+not launch (``drop``), the kernels it launches instead or as well (``add``, each after a named
+kernel, in the op file's kernel schema), extra names its formulas use (``terms``), what its host
+does per step beyond issuing kernels (``host_ops``, in host-op times), and the figures those formulas read
+(``figures``, each with its kind and source). ``roofcalc op decode --impl NAME`` evaluates the op
+with the kernels so patched; the bound does not change, the expected time does.
+
+    impl = load_named("hf")
+    opdef2 = apply(opdef, impl)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import InputError, SpecError, suggest
+from ..opdefs import Check, KernelDef, OpDef
+
+PHASES = ("decode", "prefill")
+# the op parameters an implementation may fix (it is the implementation that decides them)
+SETTABLE = ("engine", "cuda_graphs")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class ImplFigure(_Strict):
+    """A number an implementation's formulas read, with what it is."""
+
+    value: float
+    kind: Literal["datasheet", "measured", "fitted", "derived", "transferred"]
+    source: str = Field(min_length=1)
+    note: str | None = None
+    fit_set: str | None = None  # a fitted figure: the cases it was fitted to
+
+    @model_validator(mode="after")
+    def _fitted_names_its_set(self) -> ImplFigure:
+        if self.kind == "fitted" and not self.fit_set:
+            raise ValueError("a fitted figure names its fit set (fit_set)")
+        return self
+
+
+class Insert(_Strict):
+    after: str | None = None  # the op kernel (or an earlier added one) it follows; None: at the end
+    kernels: list[KernelDef] = Field(min_length=1)
+
+
+class Phase(_Strict):
+    sets: dict[str, str | bool] = {}
+    terms: dict[str, str | int] = {}
+    drop: list[str] = []
+    add: list[Insert] = []
+    # the host's work per step beyond issuing kernels (eager launch only), in units of the host's
+    # own time for one PyTorch op (torch_op_floor_s), so that it follows the host's speed
+    host_ops: str | float = 0
+    checks: list[Check] = []  # what the implementation cannot run (one GPU only, dense MLPs, ...)
+    notes: list[str] = []
+
+    @model_validator(mode="after")
+    def _settable(self) -> Phase:
+        for k in self.sets:
+            if k not in SETTABLE:
+                raise ValueError(f"sets: {k!r} is not an op parameter an implementation fixes ({', '.join(SETTABLE)})")
+        return self
+
+
+class NamedImpl(_Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    summary: str
+    description: str
+    read_from: str  # how its kernels were read (traces, source), for the user
+    versions: dict[str, str] = {}
+    figures_from: list[str] = []  # other implementations whose figures its formulas also read
+    figures: dict[str, ImplFigure] = {}
+    phases: dict[Literal["decode", "prefill"], Phase] = Field(min_length=1)
+
+
+def impl_names() -> list[str]:
+    from ..registry import builtin_names
+
+    return builtin_names("impl")
+
+
+@functools.cache
+def load_named(name: str) -> NamedImpl:
+    """A built-in implementation by name; an unknown name is a one-line InputError."""
+    from ..registry import builtin_label, load_builtin
+    from ..specfile import parse_yaml, validate
+
+    names = impl_names()
+    if name not in names:
+        raise InputError(f"unknown implementation {name!r}{suggest(name, names)}; known: {', '.join(names)}")
+    label = builtin_label("impl", name)
+
+    def build(text: str) -> NamedImpl:
+        impl = validate(NamedImpl, parse_yaml(text, label, trusted=True), label)
+        if impl.name != name:
+            raise SpecError(f"{label}: name: {impl.name!r} is not the file's name {name!r}")
+        return impl
+
+    return load_builtin("impl", name, build, NamedImpl)
+
+
+def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:
+    """The figures ``impl``'s formulas read: its own and those of the implementations it names."""
+    out: dict[str, ImplFigure] = {}
+    for other in impl.figures_from:
+        if other == impl.name:
+            raise SpecError(f"impls/{impl.name}.yaml: figures_from: names itself")
+        out.update(load_named(other).figures)
+    out.update(impl.figures)
+    return out
+
+
+_APPLIED: dict[tuple[int, str], tuple[OpDef, OpDef]] = {}
+
+
+def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
+    """``opdef`` with the kernels, terms and host cost of ``impl`` (its phase of the op)."""
+    key = (id(opdef), impl.name)
+    hit = _APPLIED.get(key)
+    if hit is not None and hit[0] is opdef:
+        return hit[1]
+    phase = impl.phases.get(opdef.name)  # type: ignore[call-overload]
+    if phase is None:
+        raise InputError(f"implementation {impl.name} has no {opdef.name} step (it has {', '.join(impl.phases)})")
+    label = f"impls/{impl.name}.yaml: phases.{opdef.name}"
+    kernels = [k for k in opdef.kernels if k.name not in phase.drop]
+    unknown = sorted(set(phase.drop) - {k.name for k in opdef.kernels})
+    if unknown:
+        raise SpecError(f"{label}: drop: {opdef.source} has no kernel {unknown[0]!r}")
+    for ins in phase.add:
+        names = [k.name for k in kernels]
+        if ins.after is None:
+            at = len(kernels)
+        elif ins.after in names:
+            at = len(names) - names[::-1].index(ins.after)
+        else:
+            raise SpecError(f"{label}: add: after {ins.after!r}: no such kernel (left: {', '.join(names)})")
+        kernels[at:at] = list(ins.kernels)
+    terms: dict[str, str | int] = dict(opdef.terms)
+    figures = all_figures(impl)
+    for fname, fig in figures.items():
+        terms[fname] = repr(fig.value)
+    clash = sorted((set(phase.terms) | set(figures)) & (set(opdef.terms) | set(opdef.all_params)))
+    if clash:
+        raise SpecError(f"{label}: terms: {clash[0]!r} is already a name of {opdef.source}")
+    terms.update(phase.terms)
+    terms["impl_host_ops"] = phase.host_ops
+    data = opdef.model_dump(exclude_none=False)
+    data.update(
+        kernels=[k.model_dump() for k in kernels],
+        terms=terms,
+        checks=[c.model_dump() for c in [*opdef.checks, *phase.checks]],
+        notes=[*opdef.notes, *phase.notes],
+    )
+    out = OpDef.model_validate(data)
+    out._source = f"{opdef.source} with impls/{impl.name}.yaml"
+    _APPLIED[key] = (opdef, out)
+    return out
+
+
+def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
+    """The op with the implementation ``given`` names (``impl``; ``engine`` alone names reference
+    or compiled), and the parameters with what that implementation fixes. An op without an
+    ``impl`` parameter is returned as it is."""
+    if "impl" not in opdef.params:
+        return opdef, given
+    g = {k.replace("-", "_"): v for k, v in given.items()}
+    name, engine = g.get("impl"), g.get("engine")
+    if name is None:
+        name = "compiled" if engine == "compiled" else str(opdef.params["impl"].default or "reference")
+    impl = load_named(str(name))
+    phase = impl.phases.get(opdef.name)  # type: ignore[call-overload]
+    if phase is None:
+        raise InputError(f"--impl {name}: {impl.summary} has no {opdef.name} step here (it models {', '.join(impl.phases)})")
+    for key, value in phase.sets.items():
+        if g.get(key) is not None and g[key] != value:
+            flag = "--" + key.replace("_", "-")
+            shown = value if not isinstance(value, bool) else ("on" if value else "off")
+            raise InputError(f"{flag}: implementation {name} fixes it ({shown}); leave it out or pick another --impl")
+        g[key] = value
+    g["impl"] = name
+    return apply(opdef, impl), g
+
+
+__all__ = ["NamedImpl", "all_figures", "apply", "impl_names", "load_named", "settle"]
