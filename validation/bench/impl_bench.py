@@ -68,6 +68,23 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                     num_attention_heads=16, num_key_value_heads=4, vocab_size=32064,
                                     tie_word_embeddings=False, max_position_embeddings=16384,
                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # hold-out 2 architectures
+    "llama-3b": ("llama", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=28, num_attention_heads=24,
+                               num_key_value_heads=8, head_dim=128, vocab_size=128256, tie_word_embeddings=True,
+                               rope_theta=500000.0, max_position_embeddings=131072)),
+    "qwen2-7b": ("qwen2", dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+                               num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False,
+                               rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-1.7b": ("qwen3", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=28, num_attention_heads=16,
+                                 num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                 rope_theta=1000000.0, max_position_embeddings=40960)),
+    "phi3-medium-20l": ("phi3", dict(hidden_size=5120, intermediate_size=17920, num_hidden_layers=20,
+                                     num_attention_heads=40, num_key_value_heads=10, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=4096,
+                                     original_max_position_embeddings=4096, sliding_window=None, pad_token_id=0)),
+    "nemo-12b": ("mistral", dict(hidden_size=5120, intermediate_size=14336, num_hidden_layers=40, num_attention_heads=32,
+                                 num_key_value_heads=8, head_dim=128, vocab_size=131072, tie_word_embeddings=False,
+                                 rope_theta=1000000.0, max_position_embeddings=131072, sliding_window=None)),
     "mistral-7b": ("mistral", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
                                    num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
                                    rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
@@ -88,6 +105,13 @@ SETS = {
         cache_variants=[(3, 2500, 10000)],
         dynamic=[(3, 1500), (24, 2500)],
         prefill=[(2, 700), (1, 3000), (6, 1200)],
+    ),
+    "holdout2": dict(
+        models="llama-3b,qwen2-7b,qwen3-1.7b,phi3-medium-20l,nemo-12b",
+        decode=[(3, 900), (20, 2200), (40, 1100), (2, 9000), (10, 5000)],
+        cache_variants=[(5, 1800, 7000)],
+        dynamic=[(2, 1300), (12, 3300)],
+        prefill=[(1, 900), (3, 1500), (2, 4000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
@@ -314,6 +338,30 @@ def host_figures(names: list[str]) -> dict[str, Any]:
     return out
 
 
+@torch.no_grad()
+def profiler_check(name: str, batch: int, seq: int, steps: int) -> dict[str, Any]:
+    """Does a torch.profiler session slow the host's later steps in the same process? A prefill
+    timed, one step traced (and thrown away), the same prefill timed again."""
+    import tempfile
+
+    model, cfg = build_hf(name)
+    ids = torch.randint(0, cfg.vocab_size, (batch, seq), device="cuda")
+
+    def step() -> None:
+        model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)
+
+    for _ in range(2):
+        step()
+    before = [sync_time(step) for _ in range(steps)]
+    with tempfile.TemporaryDirectory() as tmp:
+        trace_one(step, Path(tmp) / "t.json.gz")
+    after = [sync_time(step) for _ in range(steps)]
+    del model
+    torch.cuda.empty_cache()
+    return {"model": name, "batch": batch, "seq": seq, "before_s": before, "after_s": after,
+            "before_median_s": statistics.median(before), "after_median_s": statistics.median(after)}
+
+
 def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
     spec = SETS[args.set]
     tdir = out / "traces"
@@ -419,6 +467,7 @@ def main() -> int:
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--trace-shapes", action="store_true", help="also trace the set's trace_decode shapes (hf-static)")
     ap.add_argument("--host", action="store_true", help="time the host's figures first (host_figures)")
+    ap.add_argument("--profiler-check", action="store_true", help="last: a prefill timed before and after a profiler session")
     ap.add_argument("--budget-s", type=float, default=420)
     args = ap.parse_args()
     out = Path(args.out)
@@ -447,6 +496,10 @@ def main() -> int:
         print("host", {k: v for k, v in doc["host"].items() if k != "cudnn"},
               {k: round(v["plan_s"] * 1e3, 2) for k, v in doc["host"]["cudnn"].items()}, flush=True)
     run_cases(args, doc, out)
+    if args.profiler_check:
+        name = (args.models or SETS[args.set]["models"]).split(",")[0]
+        doc["profiler_check"] = profiler_check(name, 1, 600, args.steps)
+        print("profiler check", {k: v for k, v in doc["profiler_check"].items() if "median" in k}, flush=True)
     (out / "times.json").write_text(json.dumps(doc, indent=1))
     return 0
 
