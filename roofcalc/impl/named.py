@@ -78,6 +78,7 @@ class NamedImpl(_Strict):
     description: str
     read_from: str  # how its kernels were read (traces, source), for the user
     versions: dict[str, str] = {}
+    figures_from: list[str] = []  # other implementations whose figures its formulas also read
     figures: dict[str, ImplFigure] = {}
     phases: dict[Literal["decode", "prefill"], Phase] = Field(min_length=1)
 
@@ -108,6 +109,17 @@ def load_named(name: str) -> NamedImpl:
     return load_builtin("impl", name, build, NamedImpl)
 
 
+def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:
+    """The figures ``impl``'s formulas read: its own and those of the implementations it names."""
+    out: dict[str, ImplFigure] = {}
+    for other in impl.figures_from:
+        if other == impl.name:
+            raise SpecError(f"impls/{impl.name}.yaml: figures_from: names itself")
+        out.update(load_named(other).figures)
+    out.update(impl.figures)
+    return out
+
+
 _APPLIED: dict[tuple[int, str], tuple[OpDef, OpDef]] = {}
 
 
@@ -135,7 +147,7 @@ def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
             raise SpecError(f"{label}: add: after {ins.after!r}: no such kernel (left: {', '.join(names)})")
         kernels[at:at] = list(ins.kernels)
     terms: dict[str, str | int] = dict(opdef.terms)
-    figures = impl.figures
+    figures = all_figures(impl)
     for fname, fig in figures.items():
         terms[fname] = repr(fig.value)
     clash = sorted((set(phase.terms) | set(figures)) & (set(opdef.terms) | set(opdef.all_params)))
@@ -180,4 +192,4 @@ def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
     return apply(opdef, impl), g
 
 
-__all__ = ["NamedImpl", "apply", "impl_names", "load_named", "settle"]
+__all__ = ["NamedImpl", "all_figures", "apply", "impl_names", "load_named", "settle"]
