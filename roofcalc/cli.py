@@ -17,7 +17,7 @@ import click
 from ._version import __version__
 from .commands.chart_commands import roofline_cmd
 from .commands.common import InputClickError, IntType, SizeType
-from .commands.info_commands import hw_group, model_group
+from .commands.info_commands import hw_group, impl_group, model_group
 from .commands.occupancy_command import occupancy_cmd
 from .commands.op_commands import compare_group, op_group, sweep_group
 from .commands.trace_command import trace_cmd
@@ -150,6 +150,7 @@ for _command in (
     sweep_group,
     roofline_cmd,
     hw_group,
+    impl_group,
     model_group,
     occupancy_cmd,
     probe_cmd,

@@ -536,6 +536,47 @@ def model_list(c: Console, pf: Any) -> None:
         c.print(f"  {esc(name)}: {esc(p.source)}" + (f" ({esc(p.note)})" if p.note else ""))
 
 
+def impl_list(c: Console, impls: list[Any]) -> None:
+    t = _narrow_table("implementations (--impl NAME on op decode and op prefill)")
+    t.add_column("name", style="bold", no_wrap=True)
+    t.add_column("steps", no_wrap=True)
+    t.add_column("what it is")
+    for i in impls:
+        t.add_row(esc(i.name), ", ".join(i.phases), esc(i.summary))
+    c.print(t)
+    c.print("[dim]roofcalc impl show NAME: its kernels, settings and figures[/dim]")
+
+
+def impl_show(c: Console, impl: Any, figures: dict[str, Any]) -> None:
+    c.print(f"[bold]{esc(impl.name)}[/bold]: {esc(impl.summary)}")
+    c.print(esc(" ".join(impl.description.split())))
+    c.print(f"[dim]read from: {esc(impl.read_from)}[/dim]")
+    if impl.versions:
+        c.print("[dim]versions: " + esc(", ".join(f"{k} {v}" for k, v in impl.versions.items())) + "[/dim]")
+    for phase, p in impl.phases.items():
+        c.print(f"\n[bold]{phase}[/bold]")
+        if p.sets:
+            c.print("  fixes: " + esc(", ".join(f"{k}={v}" for k, v in p.sets.items())))
+        if p.drop:
+            c.print("  does not launch the reference's: " + esc(", ".join(p.drop)))
+        for ins in p.add:
+            where = f"after {ins.after}" if ins.after else "at the end"
+            for k in ins.kernels:
+                c.print(f"  launches {esc(k.name)} ({where}): {esc(k.help)}")
+        if p.host_ops:
+            c.print(f"  host work per step beyond issuing kernels: {esc(p.host_ops)} host-op times")
+        for chk in p.checks:
+            c.print(f"  refuses: not ({esc(chk.expr)})")
+    if figures:
+        t = _narrow_table("figures")
+        for col in ("figure", "value", "kind", "source"):
+            t.add_column(col, no_wrap=col != "source")
+        for name, f in figures.items():
+            kind = f.kind + (f" ({f.fit_set})" if f.fit_set else "")
+            t.add_row(esc(name), f"{f.value:g}", esc(kind), esc(f.source))
+        c.print(t)
+
+
 def compare_table(c: Console, results: list[Any], errors: list[tuple[str, str]]) -> None:
     from rich.table import Table
 

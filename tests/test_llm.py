@@ -295,8 +295,8 @@ def test_sweep_of_a_prompt_length_keeps_its_crossover_search_within_the_context(
     ("changes", "needle"),
     [
         ({"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"]}, "model_type: 'gemma2' is not modelled"),
-        ({"model_type": "qwen3"}, "model_type: 'qwen3' is not modelled (supported: llama"),
-        ({"model_type": None, "architectures": ["Phi3ForCausalLM"]}, "model_type: 'phi3' is not modelled"),
+        ({"model_type": "gpt_neox"}, "model_type: 'gpt_neox' is not modelled (supported: llama"),
+        ({"model_type": None, "architectures": ["FalconForCausalLM"]}, "model_type: 'falcon' is not modelled"),
         ({"sliding_window": 4096}, "sliding_window: attention over a window of 4096 tokens is not modelled"),
     ],
 )

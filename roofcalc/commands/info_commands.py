@@ -89,3 +89,67 @@ def model_list_cmd(as_json: bool) -> None:
     from ..render import console, model_list
 
     model_list(console(), pf)
+
+
+@click.group("impl")
+def impl_group() -> None:
+    """Named implementations of the decode and prefill steps (impls/*.yaml): whose kernels the
+    expected time counts with --impl NAME.
+
+    \b
+    Example:
+      roofcalc impl list
+      roofcalc impl show hf
+    """
+
+
+@impl_group.command("list", cls=CheckedCommand)
+@shared("json")
+def impl_list_cmd(as_json: bool) -> None:
+    """List the named implementations: what each is, its steps and what its kernels were read from.
+
+    \b
+    Example:
+      roofcalc impl list
+    """
+    from ..impl.named import impl_names, load_named
+
+    impls = [load_named(n) for n in impl_names()]
+    if as_json:
+        emit_json(
+            [
+                {
+                    "version": SCHEMA_VERSION,
+                    **i.model_dump(mode="json", include={"name", "summary", "read_from", "versions"}),
+                    "phases": list(i.phases),
+                }
+                for i in impls
+            ]
+        )
+        return
+    from ..render import console, impl_list
+
+    impl_list(console(), impls)
+
+
+@impl_group.command("show", cls=CheckedCommand)
+@click.argument("name")
+@shared("json")
+def impl_show_cmd(name: str, as_json: bool) -> None:
+    """One implementation: what it changes in the op files' kernels, per step, and its figures with their kinds.
+
+    \b
+    Example:
+      roofcalc impl show hf
+    """
+    from ..impl.named import all_figures, load_named
+
+    impl = load_named(name)
+    if as_json:
+        doc = impl.model_dump(mode="json", exclude_defaults=True)
+        doc["figures"] = {k: f.model_dump(mode="json", exclude_none=True) for k, f in all_figures(impl).items()}
+        emit_json({"version": SCHEMA_VERSION, **doc})
+        return
+    from ..render import console, impl_show
+
+    impl_show(console(), impl, all_figures(impl))

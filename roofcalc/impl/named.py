@@ -120,15 +120,17 @@ def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:
     return out
 
 
-_APPLIED: dict[tuple[int, str], tuple[OpDef, OpDef]] = {}
+# applied ops by the ids of the op and the implementation; each entry holds both, so that an id
+# is never that of another object while its entry is here
+_APPLIED: dict[tuple[int, int], tuple[OpDef, NamedImpl, OpDef]] = {}
 
 
 def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
     """``opdef`` with the kernels, terms and host cost of ``impl`` (its phase of the op)."""
-    key = (id(opdef), impl.name)
+    key = (id(opdef), id(impl))
     hit = _APPLIED.get(key)
-    if hit is not None and hit[0] is opdef:
-        return hit[1]
+    if hit is not None and hit[0] is opdef and hit[1] is impl:
+        return hit[2]
     phase = impl.phases.get(opdef.name)  # type: ignore[call-overload]
     if phase is None:
         raise InputError(f"implementation {impl.name} has no {opdef.name} step (it has {', '.join(impl.phases)})")
@@ -164,15 +166,16 @@ def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
     )
     out = OpDef.model_validate(data)
     out._source = f"{opdef.source} with impls/{impl.name}.yaml"
-    _APPLIED[key] = (opdef, out)
+    _APPLIED[key] = (opdef, impl, out)
     return out
 
 
 def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
     """The op with the implementation ``given`` names (``impl``; ``engine`` alone names reference
     or compiled), and the parameters with what that implementation fixes. An op without an
-    ``impl`` parameter is returned as it is."""
-    if "impl" not in opdef.params:
+    ``impl`` parameter among its model-preset parameters (the LLM steps) is returned as it is
+    (ops/attention.yaml's --impl naive|flash is its own choice of kernels)."""
+    if "impl" not in opdef.params or opdef.presets is None:
         return opdef, given
     g = {k.replace("-", "_"): v for k, v in given.items()}
     name, engine = g.get("impl"), g.get("engine")
@@ -181,7 +184,9 @@ def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
     impl = load_named(str(name))
     phase = impl.phases.get(opdef.name)  # type: ignore[call-overload]
     if phase is None:
-        raise InputError(f"--impl {name}: {impl.summary} has no {opdef.name} step here (it models {', '.join(impl.phases)})")
+        raise InputError(
+            f"--impl {name}: {impl.summary} has no {opdef.name} step here (it models {', '.join(impl.phases)})"
+        )
     for key, value in phase.sets.items():
         if g.get(key) is not None and g[key] != value:
             flag = "--" + key.replace("_", "-")

@@ -70,6 +70,30 @@ def collect_traced(root: Path) -> dict[str, list[float]]:
     return ratios
 
 
+# named-implementation sets whose processes ran a profiler session before their host-paced steps
+# (validation/traces/h200/impl-holdout2 and -holdout3 timed a prefill before and after one: 1.02-1.43x
+# slower after): their graph-replayed steps count, their host-paced ones do not
+PROFILED = {"h200/impl-dev1", "h200/impl-dev2"}
+NAMED_OP = {"graphs": "decode", "python": "decode", "prefill": "prefill"}
+
+
+def collect_named(root: Path, fresh: set[str]) -> dict[str, list[float]]:
+    """The named implementations (named_report.py): measured / expected with registry figures, by
+    the band key `roofcalc op` looks up; kinds with a fresh hold-out case go into ``fresh``."""
+    ratios: dict[str, list[float]] = {}
+    for f in sorted(root.rglob("named-*.json")):
+        rep = json.loads(f.read_text())
+        for row in rep["cases"]:
+            if rep["set"] in PROFILED and row["kind"] != "graphs":
+                continue
+            graphs = "graphs" if row["kind"] == "graphs" else "python"
+            k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/1gpu"
+            ratios.setdefault(k, []).append(float(row["ratio"]))
+            if rep["role"].get(row["kind"]) == "hold-out":
+                fresh.add(k)
+    return ratios
+
+
 def _band(xs: list[float]) -> dict[str, object]:
     few = len(xs) < FEW
     return {
@@ -90,6 +114,11 @@ def bands(root: Path) -> dict[str, object]:
             out[k]["sample"] = "in-sample and hold-out"
     for k, xs in sorted(collect_traced(root).items()):
         out[k] = {**_band(xs), "sample": "hold-out", "cards": "H200"}
+    named_fresh: set[str] = set()
+    for k, xs in sorted(collect_named(root, named_fresh).items()):
+        out[k] = {**_band(xs), "cards": "H200"}
+        if k in named_fresh:
+            out[k]["sample"] = "in-sample and hold-out"
     return {
         "what": "measured / expected over the committed validation reports (registry figures), by kind of case",
         "made_by": "python3 validation/expected/make_bands.py",

@@ -1,0 +1,209 @@
+"""Named implementations (impls/*.yaml, --impl NAME): their files, how they patch the op files'
+kernels, what they fix, the architectures read from configs, and their committed validation.
+Expected values come from hand derivations written here and from the committed measurements."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from roofcalc.errors import SpecError
+from roofcalc.impl.named import NamedImpl, all_figures, impl_names, load_named
+from roofcalc.opdefs import load_op
+from roofcalc.presets import params_from_hf_config
+
+from .conftest import DATA, run, run_json
+
+ROOT = Path(__file__).resolve().parent.parent
+HF = DATA / "hf"
+DEV1 = ROOT / "validation" / "traces" / "h200" / "impl-dev1" / "times.json"
+
+
+def config_file(tmp_path: Path, label: str) -> Path:
+    """The config of a committed measured case (random-weight models from configs), as a file."""
+    doc = json.loads(DEV1.read_text())
+    cfg = next(c["config"] for c in doc["cases"] if c["model"] == label)
+    f = tmp_path / f"{label}.json"
+    f.write_text(json.dumps(cfg))
+    return f
+
+
+def test_the_impl_choices_are_the_registry() -> None:
+    """--impl lists exactly the implementation files that have that step."""
+    for op in ("decode", "prefill"):
+        choices = load_op(op).params["impl"].choices
+        assert sorted(choices or []) == sorted(n for n in impl_names() if op in load_named(n).phases)
+
+
+def test_every_figure_says_what_it_is() -> None:
+    for name in impl_names():
+        for fname, fig in all_figures(load_named(name)).items():
+            assert fig.kind in ("datasheet", "measured", "fitted", "derived", "transferred"), (name, fname)
+            assert fig.source.strip(), (name, fname)
+
+
+def test_a_fitted_figure_without_its_fit_set_is_refused() -> None:
+    doc = yaml.safe_load((ROOT / "impls" / "hf.yaml").read_text())
+    doc["figures"]["hf_layer_ops"]["kind"] = "fitted"
+    with pytest.raises(ValueError, match="fit set"):
+        NamedImpl.model_validate(doc)
+
+
+def test_reference_is_the_op_files_kernels_unchanged() -> None:
+    """--impl reference is what the op gave before implementations were named; --engine compiled
+    names the compiled implementation."""
+    base = run_json("op", "decode", "--model", "llama-3.1-8b", "--batch", "8", "--hw", "h200")
+    ref = run_json("op", "decode", "--model", "llama-3.1-8b", "--batch", "8", "--hw", "h200", "--impl", "reference")
+    assert ref["expected_s"] == base["expected_s"] and ref["summary"]["implementation"] == "reference-eager+graphs"
+    comp = run_json("op", "decode", "--model", "llama-3.1-8b", "--batch", "8", "--hw", "h200", "--engine", "compiled")
+    comp2 = run_json("op", "decode", "--model", "llama-3.1-8b", "--batch", "8", "--hw", "h200", "--impl", "compiled")
+    assert comp["expected_s"] == comp2["expected_s"] != base["expected_s"]
+    assert comp["bound_s"] == base["bound_s"]  # an implementation changes the expected time, not the bound
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--impl", "hf", "--engine", "compiled"], "--engine: implementation hf fixes it (eager)"),
+        (["--impl", "hf", "--no-cuda-graphs"], "--cuda-graphs: implementation hf fixes it (on)"),
+        (["--impl", "fused", "--gpus", "2"], "implementation fused is modelled on one GPU"),
+        (["--impl", "hf", "--context", "4096", "--cache-len", "100"], "--cache-len must hold the context"),
+        (["--impl", "nope"], "--impl"),
+    ],
+)
+def test_what_an_implementation_cannot_run_is_refused(args: list[str], needle: str) -> None:
+    r = run("op", "decode", "--model", "llama-3.1-8b", "--hw", "h200", *args)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("Error")]
+    assert r.exit_code == 2 and needle in r.stderr and len(errors) == 1 and "Traceback" not in r.stderr, r.output
+
+
+def test_hf_dynamic_has_no_prefill() -> None:
+    r = run("op", "prefill", "--model", "llama-3.1-8b", "--impl", "hf-dynamic")
+    assert r.exit_code == 2 and "hf-dynamic" in r.stderr
+
+
+def kernels(res: dict) -> dict[str, dict]:
+    return {k["name"]: k for k in res["expected_kernels"]}
+
+
+def test_hf_static_cache_copies_kv_to_every_head_over_every_slot(tmp_path: Path) -> None:
+    """transformers' StaticCache always builds a mask, so SDPA's grouped-query path is not taken:
+    repeat_kv copies K and V (2 per layer, 16 layers) to all 32 heads over all 4,160 slots.
+    Its grid: 8 x 32 x 4,160 x 64 elements, 512 per 128-thread block (4 each) = 133,120 blocks.
+    It is a named term of the expected time, not of the bound."""
+    cfg = config_file(tmp_path, "llama-1b")
+    res = run_json("op", "decode", "--model-config", str(cfg), "--impl", "hf", "--batch", "8", "--context", "4096",
+                   "--cache-len", "4160", "--hw", "h200")  # fmt: skip
+    k = kernels(res)
+    assert k["repeat_kv"]["count"] == 2 * 16 and k["repeat_kv"]["grid"] == 8 * 32 * 4160 * 64 // 512
+    assert "flash_attention" not in k and k["attention_masked"]["count"] == 16
+    assert any(t["name"].startswith("repeat_kv") for t in res["expected_terms"])
+    # the attention over a larger allocation grows with it; the bound reads the context alone
+    big = run_json("op", "decode", "--model-config", str(cfg), "--impl", "hf", "--batch", "8", "--context", "4096",
+                   "--cache-len", "16384", "--hw", "h200")  # fmt: skip
+    assert big["expected_s"] > 2 * res["expected_s"] and big["bound_s"] == res["bound_s"]
+    assert res["summary"]["band"]["kind"] == "decode/hf/graphs/1gpu" and res["summary"]["text"].endswith("hf+graphs")
+
+
+def test_no_repeat_without_grouped_kv_heads(tmp_path: Path) -> None:
+    """repeat_kv returns its input when every query head has its own KV head (Phi-3 mini)."""
+    cfg = config_file(tmp_path, "phi3-mini")
+    res = run_json("op", "decode", "--model-config", str(cfg), "--impl", "hf", "--batch", "4", "--context", "2048",
+                   "--hw", "h200")  # fmt: skip
+    assert "repeat_kv" not in kernels(res)
+
+
+def test_dynamic_cache_builds_a_cudnn_plan_every_step() -> None:
+    """hf-dynamic: the host's work per step includes cuDNN's plan for the new KV length, 5,856
+    host-op times; on the H200 registry's host (6.939 us an op) that alone is 40.6 ms."""
+    res = run_json("op", "decode", "--model", "llama-3.2-1b", "--impl", "hf-dynamic", "--batch", "4", "--hw", "h200")
+    assert res["expected_s"] > 5856 * 6.939e-6 and res["expected_limiter"] == "host"
+    host = next(t for t in res["expected_terms"] if t["name"] == "host issue")
+    assert "own host work" in host["reason"]
+    assert "cache_cat" in kernels(res) and "cache_write" not in kernels(res)
+
+
+def test_fused_layout_launches_fused_kernels() -> None:
+    res = run_json("op", "decode", "--model", "llama-3.1-8b", "--impl", "fused", "--batch", "16", "--hw", "h200")
+    names = set(kernels(res))
+    assert {"qkv_gemm", "gate_up_gemm", "add_rmsnorm", "rope_cache", "silu_mul_fused"} <= names
+    assert not names & {"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "rmsnorm_eager"}
+    # 2 norms a layer and the final one
+    assert kernels(res)["add_rmsnorm"]["count"] == 2 * 32 + 1
+
+
+def test_layouts_from_configs(tmp_path: Path) -> None:
+    """Qwen3's per-head q/k norms and Phi-3's fused projections are read, not refused."""
+    qwen3 = params_from_hf_config(str(config_file(tmp_path, "qwen3-0.6b")))
+    phi3 = params_from_hf_config(str(config_file(tmp_path, "phi3-mini")))
+    assert qwen3["qk_norm"] is True and "fused_qkv" not in qwen3
+    assert phi3["fused_qkv"] is True and phi3["fused_gate_up"] is True
+    res = run_json("op", "decode", "--model-config", str(config_file(tmp_path, "phi3-mini")), "--batch", "2",
+                   "--hw", "h200")  # fmt: skip
+    k = kernels(res)
+    assert "qkv_proj" in k and "q_proj" not in k and "gate_up_proj" in k and "gate_proj" not in k
+    res = run_json("op", "decode", "--model-config", str(config_file(tmp_path, "qwen3-0.6b")), "--batch", "2",
+                   "--hw", "h200")  # fmt: skip
+    assert kernels(res)["qk_norm"]["count"] == 16 * 28  # eager: 8 kernels for q and 8 for k, 28 layers
+
+
+def test_a_window_that_covers_the_context_is_no_window(tmp_path: Path) -> None:
+    cfg = json.loads((HF / "llama-3.1-8b.json").read_text()) | {"sliding_window": 131072}
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    assert run("op", "decode", "--model-config", str(f), "--batch", "1").exit_code == 0
+
+
+def test_impl_commands() -> None:
+    r = run("impl", "list")
+    assert r.exit_code == 0 and all(n in r.output for n in impl_names())
+    doc = run_json("impl", "show", "hf-dynamic")
+    assert doc["figures"]["cudnn_plan_ops"]["kind"] == "measured" and "hf_layer_ops" in doc["figures"]
+    r = run("impl", "show", "nope")
+    assert r.exit_code == 2 and "unknown implementation" in r.stderr
+
+
+def _report_module():
+    spec = importlib.util.spec_from_file_location("named_report", ROOT / "validation" / "expected" / "named_report.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("set_name", ["h200/impl-holdout3"])
+def test_committed_named_report_is_what_the_code_computes(set_name: str) -> None:
+    rep = _report_module().report(set_name)
+    card, name = set_name.split("/")
+    committed = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
+    assert json.loads(json.dumps(rep)) == committed
+
+
+def test_the_hold_out_targets_hold() -> None:
+    """The issue's targets on the fresh hold-outs (measured after the model they test was frozen):
+    graph decode within [0.85, 1.2] every case; prefill and Python decode as the committed report
+    counts them (the misses are named in docs/implementations.md)."""
+    h2 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout2.json").read_text())
+    h3 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout3.json").read_text())
+    for rep in (h2, h3):
+        for row in rep["cases"]:
+            if row["kind"] == "graphs":
+                assert 0.85 <= row["ratio_host"] <= 1.2, row
+    s = h3["summary"]
+    assert s["fused/prefill"]["within_target"] == s["fused/prefill"]["cases"]
+    assert s["hf/prefill"]["within_target"] >= 0.9 * s["hf/prefill"]["cases"]
+    assert s["hf-dynamic/python"]["within_target"] >= 0.9 * s["hf-dynamic/python"]["cases"]
+
+
+def test_spec_errors_name_the_file() -> None:
+    from roofcalc.impl.named import apply
+
+    bad = load_named("hf").model_copy(
+        update={"phases": {"decode": load_named("hf").phases["decode"].model_copy(update={"drop": ["no_such"]})}}
+    )
+    with pytest.raises(SpecError, match=r"impls/hf\.yaml: phases\.decode: drop"):
+        apply(load_op("decode"), bad)
