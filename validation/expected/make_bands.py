@@ -71,8 +71,8 @@ def collect_traced(root: Path) -> dict[str, list[float]]:
 
 
 # named-implementation sets whose processes ran a profiler session before their host-paced steps
-# (validation/traces/h200/impl-holdout2 and -holdout3 timed a prefill before and after one: 1.02-1.43x
-# slower after): their graph-replayed steps count, their host-paced ones do not
+# (validation/traces/h200/impl-holdout2 and -holdout3 timed a prefill before and after one, slower
+# after: docs/validation.md): their graph-replayed steps count, their host-paced ones do not
 PROFILED = {"h200/impl-dev1", "h200/impl-dev2"}
 NAMED_OP = {"graphs": "decode", "python": "decode", "prefill": "prefill"}
 
