@@ -7,6 +7,8 @@ import pytest
 from roofcalc import analyze
 from roofcalc.errors import DomainError, InputError
 
+from .conftest import run_json
+
 
 def test_dot() -> None:
     # two n-vectors read, one scalar written; one multiply + one add per element
@@ -183,3 +185,16 @@ def test_huge_sizes_stay_exact() -> None:
     r = analyze("gemm", "h100", m=m)
     assert r.flops == 2 * m**3 and isinstance(r.flops, int)
     assert r.bytes == 3 * m * m * 2
+
+
+@pytest.mark.parametrize(("cols", "kernels"), [(4096, ["layer_norm"]), (2172, ["layer_norm"]),
+                                               (2171, ["row_moments", "row_normalize"]), (33, ["row_moments", "row_normalize"])])  # fmt: skip
+def test_layernorm_takes_the_vectorized_kernel_only_on_rows_of_a_multiple_of_4(cols: int, kernels: list[str]) -> None:
+    """ATen's layer_norm (layer_norm_kernel.cu) runs vectorized_layer_norm_kernel when the row is a
+    multiple of vec_size = 4 elements, else RowwiseMomentsCUDAKernel (512 threads a row) and
+    LayerNormForwardCUDAKernel (256 threads a row): validation/expected/h200/kernels/ln-fallback/."""
+    res = run_json("op", "layernorm", "--rows", "2048", "--cols", str(cols), "--dtype", "fp16", "--hw", "h200")
+    got = [(k["name"], k["grid"]) for k in res["expected_kernels"]]
+    assert got == [(name, 2048) for name in kernels]
+    # the bound does not change with the path: x read once, y written once, scale and shift read
+    assert res["bytes"] == 2 * 2048 * cols * 2 + 2 * cols * 2
