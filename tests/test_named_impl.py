@@ -122,6 +122,9 @@ def test_dynamic_cache_builds_a_cudnn_plan_every_step() -> None:
     host-op times; on the H200 registry's host (6.939 us an op) that alone is 40.6 ms."""
     res = run_json("op", "decode", "--model", "llama-3.2-1b", "--impl", "hf-dynamic", "--batch", "4", "--hw", "h200")
     assert res["expected_s"] > 5856 * 6.939e-6 and res["expected_limiter"] == "host"
+    # the result names the implementation's figures with their kinds
+    assert "impls/hf-dynamic.yaml:cudnn_plan_ops" in res["expected_figures"]["measured"]
+    assert "impls/hf-dynamic.yaml:hf_layer_ops" in res["expected_figures"]["derived"]
     host = next(t for t in res["expected_terms"] if t["name"] == "host issue")
     assert "own host work" in host["reason"]
     assert "cache_cat" in kernels(res) and "cache_write" not in kernels(res)
