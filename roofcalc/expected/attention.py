@@ -73,7 +73,8 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     """FlashAttention-2 forward (PyTorch's flash backend): mma.sync, 128-query blocks, one
     block per (batch, head, query block); the softmax of each score runs between the two
     GEMMs. With one query (decode) the query heads of a KV head are packed into one block
-    and the keys are split over blocks to fill the SMs (split-KV, then a combine kernel)."""
+    and the keys are split over blocks to fill the SMs (split-KV, then a combine kernel); a
+    few queries over many keys (not causal) are split the same way, in 64-row blocks."""
     bps = _occupancy(hw, k)
     t_score, t_alone = _flash_score_time(c, k, mma_rate(hw, k.dtype) / c.sms)
     kv_heads = max(1, min(k.heads, k.kv_heads or k.heads))
@@ -176,6 +177,15 @@ def _flash_grid(c: Card, k: Kernel, bps: int, kv_heads: int) -> tuple[int, int, 
         block_m = FLASH_DECODE_BLOCK_M if split > 1 else FLASH_BLOCK_Q
         mblocks = math.ceil(group / block_m)
         return mblocks, k.batch * kv_heads * mblocks, split, block_m
+    if not k.causal:
+        # FA-2's mha_fwd splits the keys for any query length when its 64-row blocks would not
+        # fill the SMs (set_params_splitkv: num_m_blocks = ceil(seq / 64) in the heuristic); a
+        # causal prompt of seq == kv_seq keys has its blocks' work ramp, left unsplit here
+        m_split = math.ceil(k.seq / FLASH_DECODE_BLOCK_M)
+        n_blocks = math.ceil(k.kv_seq / _flash_block_n(k.head_dim, split=True))
+        split = _flash_splits(k.batch * k.heads * m_split, bps * c.sms, n_blocks)
+        if split > 1:
+            return m_split, k.batch * k.heads * m_split, split, FLASH_DECODE_BLOCK_M
     mblocks = math.ceil(k.seq / FLASH_BLOCK_Q)
     return mblocks, k.batch * k.heads * mblocks, 1, FLASH_BLOCK_Q
 
@@ -198,8 +208,8 @@ def _flash_scores(
         scores = float(block_sum) * k.batch * k.heads
         longest = float(longest_block)
     else:
-        scores = float(blocks * FLASH_BLOCK_Q * k.kv_seq)
-        longest = float(FLASH_BLOCK_Q * k.kv_seq)
+        scores = float(blocks * block_m * k.kv_seq)
+        longest = scores / max(units, 1)  # one block's rows over its share of the keys
     return scores, longest, block_sum, offset
 
 
@@ -211,7 +221,7 @@ def _flash_combine(c: Card, k: Kernel, split: int) -> KernelEstimate:
     split kernel has just written them). Its few blocks leave each warp alone on its scheduler:
     the instructions issue one dependent step at a time, beside the round trips (durations in
     validation/expected/h100/kernels/decode-split.json)."""
-    part = k.batch * k.heads * split * (k.head_dim + 1) * 4
+    part = k.batch * k.heads * k.seq * split * (k.head_dim + 1) * 4
     rows = 4 if k.head_dim % 128 == 0 else 8 if k.head_dim % 64 == 0 else 16
     l2_trip = c.l2_latency or c.latency
     t_chain = (split + 1) * l2_trip + c.latency
@@ -222,7 +232,7 @@ def _flash_combine(c: Card, k: Kernel, split: int) -> KernelEstimate:
         name=f"{k.name} combine",
         model="stream",
         seconds=max(t_chain, part / c.l2_bw + c.latency),
-        grid=math.ceil(k.batch * k.heads / rows),
+        grid=math.ceil(k.batch * k.heads * k.seq / rows),
         blocks_per_sm=None,
         waves=0.0,
         bound="latency",
