@@ -25,7 +25,7 @@ from roofcalc.summary import band_kind  # noqa: E402
 OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
-FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json")
+FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json", "h200/ops-wide40.json", "h200/ops-wide41.json")
 
 
 def kind_of(case: dict) -> str | None:
