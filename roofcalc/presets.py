@@ -81,6 +81,9 @@ MAX_CONFIG_INT = 2**31 - 1  # a model dimension beyond int32 is a corrupt or hos
 # norms, ...): refused, naming what is supported.
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "phi3", "gemma")
 LAYOUT_FLAGS = {"qwen3": {"qk_norm": True}, "phi3": {"fused_qkv": True, "fused_gate_up": True}}
+# config classes whose head_dim defaults to a number rather than hidden_size / heads (transformers'
+# Qwen3Config: head_dim=128)
+HEAD_DIM_DEFAULTS = {"qwen3": 128}
 
 
 def _model_type(cfg: dict[str, object]) -> str | None:
@@ -106,6 +109,8 @@ def _check_layout(cfg: dict[str, object], path: str) -> None:
             "its kernels differ from the decoder layout roofcalc counts"
         )
     window = cfg.get("sliding_window")
+    if window not in (None, False) and (isinstance(window, bool) or not isinstance(window, int)):
+        raise InputError(f"{path}: sliding_window: expected an integer or null, got {clip(repr(window), 40)}")
     longest = cfg.get("max_position_embeddings")
     covers = isinstance(window, int) and isinstance(longest, int) and not isinstance(window, bool) and window >= longest
     if window not in (None, 0, False) and cfg.get("use_sliding_window", True) is not False and not covers:
@@ -154,6 +159,8 @@ def params_from_hf_config(path: str) -> dict[str, int | bool]:
         raise InputError(f"{path}: num_key_value_heads: {out['kv_heads']} does not divide num_attention_heads {heads}")
     if cfg.get("head_dim") is not None:
         out["head_dim"] = integer("head_dim")
+    elif _model_type(cfg) in HEAD_DIM_DEFAULTS:  # the config class's own default, not hidden / heads
+        out["head_dim"] = HEAD_DIM_DEFAULTS[str(_model_type(cfg))]
     else:
         if int(out["hidden"]) % heads:
             raise InputError(f"{path}: head_dim: missing, and hidden_size is not a multiple of num_attention_heads")

@@ -691,8 +691,13 @@ def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> Non
 def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
     from rich.table import Table
 
+    from .summary import implementation_of
     from .termplot import Series, loglog
 
+    first = sw.rows[0].result if sw.rows else None
+    impl = implementation_of(sw.op, first.params) if first is not None else None
+    if impl:
+        c.print(f"implementation {esc(impl)} (the expected time's kernels; --impl)")
     t = Table(
         title=f"sweep of {esc(sw.op)} over {esc(sw.param)}", title_justify="left", show_edge=False, pad_edge=False
     )

@@ -471,10 +471,10 @@ def _figures_by_kind(hw: Hardware, impl: Any = None) -> dict[str, list[str]]:
         if path.startswith("expected."):
             out.setdefault(fig.kind, []).append(path.removeprefix("expected."))
     if isinstance(impl, str):
-        from .impl.named import all_figures, load_named
+        from .impl.named import figure_files, load_named
 
-        for name, f in all_figures(load_named(impl)).items():
-            out.setdefault(f.kind, []).append(f"impls/{impl}.yaml:{name}")
+        for name, owner in figure_files(load_named(impl)).items():
+            out.setdefault(load_named(owner).figures[name].kind, []).append(f"impls/{owner}.yaml:{name}")
     return dict(sorted(out.items()))
 
 

@@ -70,7 +70,9 @@ def test_reference_is_the_op_files_kernels_unchanged() -> None:
     [
         (["--impl", "hf", "--engine", "compiled"], "--engine: implementation hf fixes it (eager)"),
         (["--impl", "hf", "--no-cuda-graphs"], "--cuda-graphs: implementation hf fixes it (on)"),
-        (["--impl", "fused", "--gpus", "2"], "implementation fused is modelled on one GPU"),
+        (["--impl", "fused", "--gpus", "2"], "--gpus must be 1: implementation fused is modelled on one GPU"),
+        (["--impl", "hf-dynamic", "--cache-len", "5000"], "--cache-len does not apply"),
+        (["--impl", "hf", "--cache-len", "200000"], "--cache-len exceeds the model's maximum context"),
         (["--impl", "hf", "--context", "4096", "--cache-len", "100"], "--cache-len must hold the context"),
         (["--impl", "nope"], "--impl"),
     ],
@@ -124,7 +126,7 @@ def test_dynamic_cache_builds_a_cudnn_plan_every_step() -> None:
     assert res["expected_s"] > 5856 * 6.939e-6 and res["expected_limiter"] == "host"
     # the result names the implementation's figures with their kinds
     assert "impls/hf-dynamic.yaml:cudnn_plan_ops" in res["expected_figures"]["measured"]
-    assert "impls/hf-dynamic.yaml:hf_layer_ops" in res["expected_figures"]["derived"]
+    assert "impls/hf.yaml:hf_layer_ops" in res["expected_figures"]["derived"]  # read from hf's file
     host = next(t for t in res["expected_terms"] if t["name"] == "host issue")
     assert "own host work" in host["reason"]
     assert "cache_cat" in kernels(res) and "cache_write" not in kernels(res)
@@ -210,3 +212,33 @@ def test_spec_errors_name_the_file() -> None:
     )
     with pytest.raises(SpecError, match=r"impls/hf\.yaml: phases\.decode: drop"):
         apply(load_op("decode"), bad)
+
+
+def test_an_implementation_file_and_a_named_one_are_not_both_taken() -> None:
+    impl = ROOT / "tests" / "data" / "impl" / "hf-eager-llama-1b.yaml"
+    for extra in (["--impl", "hf"], ["--engine", "compiled"]):
+        r = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", str(impl), "--hw", "h200", *extra)
+        assert r.exit_code == 2 and "not both" in r.stderr, r.output
+
+
+def test_qwen3_head_dim_defaults_as_its_config_class_does(tmp_path: Path) -> None:
+    """transformers' Qwen3Config defaults head_dim to 128, not hidden / heads (1024 / 16 = 64)."""
+    cfg = json.loads(config_file(tmp_path, "qwen3-0.6b").read_text())
+    del cfg["head_dim"]
+    f = tmp_path / "q3.json"
+    f.write_text(json.dumps(cfg))
+    assert params_from_hf_config(str(f))["head_dim"] == 128
+
+
+@pytest.mark.parametrize("window", ["4096", 4096.0, True, [4096]])
+def test_a_sliding_window_that_is_not_an_integer_is_refused(tmp_path: Path, window: object) -> None:
+    cfg = json.loads((HF / "llama-3.1-8b.json").read_text()) | {"sliding_window": window}
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    r = run("op", "decode", "--model-config", str(f), "--batch", "1")
+    assert r.exit_code == 2 and "sliding_window: expected an integer or null" in r.stderr, r.output
+
+
+def test_a_sweep_names_its_implementation() -> None:
+    r = run("sweep", "decode", "--model", "llama-3.2-1b", "--impl", "fused", "--batch", "1..4", "--hw", "h200")
+    assert r.exit_code == 0 and "implementation fused+graphs" in r.output

@@ -169,6 +169,11 @@ def build_op_command(opdef: OpDef) -> click.Command:
         if impl_file:
             from ..impl import load_impl
 
+            chosen = [f"--{k}" for k in ("impl", "engine") if given.get(k) is not None]
+            if chosen:
+                raise InputClickError(
+                    f"--impl-file: give it or {' and '.join(chosen)}, not both (each names the implementation)"
+                )
             impl = load_impl(impl_file)
         params, preset = split_preset(opdef, given)
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)

@@ -109,15 +109,20 @@ def load_named(name: str) -> NamedImpl:
     return load_builtin("impl", name, build, NamedImpl)
 
 
-def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:
-    """The figures ``impl``'s formulas read: its own and those of the implementations it names."""
-    out: dict[str, ImplFigure] = {}
+def figure_files(impl: NamedImpl) -> dict[str, str]:
+    """Each figure ``impl``'s formulas read, and the implementation file that defines it."""
+    out: dict[str, str] = {}
     for other in impl.figures_from:
         if other == impl.name:
             raise SpecError(f"impls/{impl.name}.yaml: figures_from: names itself")
-        out.update(load_named(other).figures)
-    out.update(impl.figures)
+        out.update(dict.fromkeys(load_named(other).figures, other))
+    out.update(dict.fromkeys(impl.figures, impl.name))
     return out
+
+
+def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:
+    """The figures ``impl``'s formulas read: its own and those of the implementations it names."""
+    return {name: load_named(owner).figures[name] for name, owner in figure_files(impl).items()}
 
 
 # applied ops by the ids of the op and the implementation; each entry holds both, so that an id
@@ -185,7 +190,7 @@ def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
     phase = impl.phases.get(opdef.name)  # type: ignore[call-overload]
     if phase is None:
         raise InputError(
-            f"--impl {name}: {impl.summary} has no {opdef.name} step here (it models {', '.join(impl.phases)})"
+            f"--impl {name}: implementation {name} has no {opdef.name} step (it models {', '.join(impl.phases)})"
         )
     for key, value in phase.sets.items():
         if g.get(key) is not None and g[key] != value:
@@ -197,4 +202,4 @@ def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
     return apply(opdef, impl), g
 
 
-__all__ = ["NamedImpl", "all_figures", "apply", "impl_names", "load_named", "settle"]
+__all__ = ["NamedImpl", "all_figures", "apply", "figure_files", "impl_names", "load_named", "settle"]
