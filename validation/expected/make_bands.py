@@ -77,9 +77,10 @@ PROFILED = {"h200/impl-dev1", "h200/impl-dev2"}
 NAMED_OP = {"graphs": "decode", "python": "decode", "prefill": "prefill"}
 
 
-def collect_named(root: Path, fresh: set[str]) -> dict[str, list[float]]:
+def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> dict[str, list[float]]:
     """The named implementations (named_report.py): measured / expected with registry figures, by
-    the band key `roofcalc op` looks up; kinds with a fresh hold-out case go into ``fresh``."""
+    the band key `roofcalc op` looks up; kinds with a fresh hold-out case go into ``fresh``, the
+    cards each kind was measured on into ``cards``."""
     ratios: dict[str, list[float]] = {}
     for f in sorted(root.rglob("named-*.json")):
         rep = json.loads(f.read_text())
@@ -89,6 +90,7 @@ def collect_named(root: Path, fresh: set[str]) -> dict[str, list[float]]:
             graphs = "graphs" if row["kind"] == "graphs" else "python"
             k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/1gpu"
             ratios.setdefault(k, []).append(float(row["ratio"]))
+            cards.setdefault(k, set()).add(rep["set"].split("/")[0].upper())
             if rep["role"].get(row["kind"]) == "hold-out":
                 fresh.add(k)
     return ratios
@@ -115,8 +117,9 @@ def bands(root: Path) -> dict[str, object]:
     for k, xs in sorted(collect_traced(root).items()):
         out[k] = {**_band(xs), "sample": "hold-out", "cards": "H200"}
     named_fresh: set[str] = set()
-    for k, xs in sorted(collect_named(root, named_fresh).items()):
-        out[k] = {**_band(xs), "cards": "H200"}
+    named_cards: dict[str, set[str]] = {}
+    for k, xs in sorted(collect_named(root, named_fresh, named_cards).items()):
+        out[k] = {**_band(xs), "cards": "/".join(sorted(named_cards[k]))}
         if k in named_fresh:
             out[k]["sample"] = "in-sample and hold-out"
     return {

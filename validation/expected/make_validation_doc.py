@@ -222,7 +222,14 @@ def traced_section() -> list[str]:
     return lines + table(["set", "kind", "step time", "predictions", "within band", "median", "range"], rows)
 
 
-NAMED_SETS = ("h200/impl-dev1", "h200/impl-dev2", "h200/impl-holdout1", "h200/impl-holdout2", "h200/impl-holdout3")
+NAMED_SETS = (
+    "h200/impl-dev1",
+    "h200/impl-dev2",
+    "h200/impl-holdout1",
+    "h200/impl-holdout2",
+    "h200/impl-holdout3",
+    "h100/impl-holdout4",
+)
 
 
 def profiler_slowdowns() -> list[float]:
