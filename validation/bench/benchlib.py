@@ -65,6 +65,21 @@ ENV_ALWAYS = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_D
               "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
 
 
+def run_header(schema: str) -> dict[str, Any]:
+    """What a measurement file records of its run: schema, UTC date, the command, the device, the
+    driver (nvidia-smi's name and driver_version) and torch's version."""
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    return {
+        "schema": schema,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python3 " + " ".join(sys.argv),
+        "device": torch.cuda.get_device_name(),
+        "nvidia_smi": smi,
+        "torch": torch.__version__,
+    }
+
+
 def selected_env() -> dict[str, str | None]:
     env: dict[str, str | None] = {k: os.environ.get(k) for k in ENV_ALWAYS}
     env.update({k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)})

@@ -14,10 +14,8 @@ Writes DIR/host_layers.json.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 
 import torch
 
+from benchlib import run_header
 from impl_bench import CONFIGS, config_of
 
 
@@ -90,18 +89,11 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
     import transformers
     import triton
 
     doc: dict[str, Any] = {
-        "schema": "roofcalc-host-layers-1",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": "python3 " + " ".join(sys.argv),
-        "device": torch.cuda.get_device_name(),
-        "nvidia_smi": smi,
-        "torch": torch.__version__,
+        **run_header("roofcalc-host-layers-1"),
         "transformers": transformers.__version__,
         "triton": triton.__version__,
         "seq": args.seq,

@@ -11,10 +11,8 @@ Writes DIR/host_ops.json.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,15 +60,10 @@ def main() -> int:
     }
     res = {name: per_call(fn) for name, fn in calls.items()}
     res["add_after"] = per_call(calls["add_"])
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
+    from benchlib import run_header
+
     doc = {
-        "schema": "roofcalc-host-ops-1",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": "python3 " + " ".join(sys.argv),
-        "device": torch.cuda.get_device_name(),
-        "nvidia_smi": smi,
-        "torch": torch.__version__,
+        **run_header("roofcalc-host-ops-1"),
         "per_call_s": res,
         "per_call_in_add_": {k: v / ((res["add_"] + res["add_after"]) / 2) for k, v in res.items()},
     }

@@ -21,11 +21,8 @@ DIR/traces/*.json.gz.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -34,6 +31,7 @@ from typing import Any
 
 import torch
 
+from benchlib import run_header
 from trace_capture import sync_time, trace_one
 
 # model_type, config; none of them is a preset of roofcalc's models/llm.yaml except where named
@@ -498,16 +496,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     import transformers
 
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
     doc: dict[str, Any] = {
-        "schema": "roofcalc-impl-bench-1",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": "python3 " + " ".join(sys.argv),
+        **run_header("roofcalc-impl-bench-1"),
         "set": args.set,
-        "device": torch.cuda.get_device_name(),
-        "nvidia_smi": smi,
-        "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "transformers": transformers.__version__,
         "triton": __import__("triton").__version__,
