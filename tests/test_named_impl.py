@@ -70,7 +70,7 @@ def test_reference_is_the_op_files_kernels_unchanged() -> None:
     [
         (["--impl", "hf", "--engine", "compiled"], "--engine: implementation hf fixes it (eager)"),
         (["--impl", "hf", "--no-cuda-graphs"], "--cuda-graphs: implementation hf fixes it (on)"),
-        (["--impl", "fused", "--gpus", "2"], "--gpus must be 1: implementation fused is modelled on one GPU"),
+        (["--impl", "hf", "--gpus", "2"], "--gpus must be 1: implementation hf is modelled on one GPU"),
         (["--impl", "hf-dynamic", "--cache-len", "5000"], "--cache-len does not apply"),
         (["--impl", "hf", "--cache-len", "200000"], "--cache-len exceeds the model's maximum context"),
         (["--impl", "hf", "--context", "4096", "--cache-len", "100"], "--cache-len must hold the context"),

@@ -7,6 +7,11 @@ attention (PyTorch's SDPA, flash backend) over the cache, the output GEMM, the r
 RMSNorm, one gate-up GEMM, one Triton SiLU-times-up kernel and the down GEMM. The final add +
 norm, the LM head for the last position and a greedy argmax close the step. Decode is captured
 in a CUDA graph (one per shape) by the caller.
+
+Under tensor parallelism (``dist``: llm_bench.Dist of a torchrun world) each rank holds its share
+of the query and KV heads, of the MLP and of the vocabulary; the residual stream is all-reduced
+after the output and down projections, and the logits are all-gathered, as llm_bench.py's
+reference model does.
 """
 
 from __future__ import annotations
@@ -82,14 +87,18 @@ def _silu_mul(gu_ptr, out_ptr, n, BLOCK: tl.constexpr):
 class FusedModel:
     """Weights and a preallocated KV cache of batch x cache_len tokens."""
 
-    def __init__(self, cfg: dict[str, Any], batch: int, cache_len: int, device: str = "cuda") -> None:
+    def __init__(self, cfg: dict[str, Any], batch: int, cache_len: int, device: Any = "cuda", dist: Any = None) -> None:
+        world = dist.world if dist is not None else 1
+        self.dist = dist if world > 1 else None
         self.h = cfg["hidden_size"]
         self.layers = cfg["num_hidden_layers"]
-        self.heads = cfg["num_attention_heads"]
-        self.kvh = cfg.get("num_key_value_heads") or self.heads
-        self.d = cfg.get("head_dim") or self.h // self.heads
-        self.ffn = cfg["intermediate_size"]
-        self.vocab = cfg["vocab_size"]
+        heads = cfg["num_attention_heads"]
+        kvh = cfg.get("num_key_value_heads") or heads
+        self.d = cfg.get("head_dim") or self.h // heads
+        self.heads = heads // world
+        self.kvh = max(kvh // world, 1)  # replicated when fewer KV heads than ranks
+        self.ffn = cfg["intermediate_size"] // world
+        self.vocab = -(-cfg["vocab_size"] // world)
         self.eps = 1e-5
         self.batch, self.cache_len = batch, cache_len
         dt = torch.bfloat16
@@ -98,8 +107,8 @@ class FusedModel:
         def w(*shape: int) -> torch.Tensor:
             return torch.randn(*shape, device=device, dtype=dt) / math.sqrt(shape[-1])
 
-        self.embed = w(self.vocab, self.h)
-        self.lm_head = self.embed if cfg.get("tie_word_embeddings") else w(self.vocab, self.h)
+        self.embed = w(cfg["vocab_size"], self.h)  # every rank embeds its tokens whole
+        self.lm_head = w(self.vocab, self.h) if self.dist else (self.embed if cfg.get("tie_word_embeddings") else w(self.vocab, self.h))
         self.lw = [
             dict(ln1=torch.ones(self.h, device=device, dtype=dt), qkv=w(qkv, self.h), o=w(self.h, self.heads * self.d),
                  ln2=torch.ones(self.h, device=device, dtype=dt), gu=w(2 * self.ffn, self.h), down=w(self.h, self.ffn))
@@ -138,11 +147,18 @@ class FusedModel:
                 o = F.scaled_dot_product_attention(q, self.k[i][:, :, :kv_len], self.v[i][:, :, :kv_len],
                                                    is_causal=s > 1, enable_gqa=self.kvh != self.heads)
             x = F.linear(o.transpose(1, 2).reshape(b * s, self.heads * self.d), L["o"])
+            if self.dist:
+                self.dist.all_reduce_(x)
             xn, res = self._norm(x, res, L["ln2"])
             gu = F.linear(xn, L["gu"])
             act = torch.empty(b * s, self.ffn, device=x.device, dtype=x.dtype)
             _silu_mul[(b * s, triton.cdiv(self.ffn, 1024))](gu, act, self.ffn, BLOCK=1024, num_warps=4)
             x = F.linear(act, L["down"])
+            if self.dist:
+                self.dist.all_reduce_(x)
         xn, _ = self._norm(x, res, self.norm)
         last = xn.view(b, s, self.h)[:, -1]
-        return F.linear(last, self.lm_head).argmax(-1)
+        logits = F.linear(last, self.lm_head)
+        if self.dist:
+            logits = self.dist.all_gather_logits(logits)
+        return logits.argmax(-1)

@@ -88,7 +88,8 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             if rep["set"] in PROFILED and row["kind"] != "graphs":
                 continue
             graphs = "graphs" if row["kind"] == "graphs" else "python"
-            k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/1gpu"
+            tp = "tp" if row.get("gpus", 1) > 1 else "1gpu"
+            k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/{tp}"
             ratios.setdefault(k, []).append(float(row["ratio"]))
             cards.setdefault(k, set()).add(rep["set"].split("/")[0].upper())
             if rep["role"].get(row["kind"]) == "hold-out":

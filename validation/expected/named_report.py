@@ -57,7 +57,7 @@ def params_of(case: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     finally:
         Path(f.name).unlink()
     preset.pop("max_context", None)  # the bench's contexts are the model's business, not checked here
-    p: dict[str, Any] = {"batch": case["batch"], "impl": IMPLS[case["impl"]]}
+    p: dict[str, Any] = {"batch": case["batch"], "impl": IMPLS[case["impl"]], "gpus": case.get("gpus", 1)}
     if case["phase"] == "decode":
         p["context"] = case.get("context_mid", case["context"])
         if case.get("max_cache_len") and p["impl"] == "hf":
@@ -89,6 +89,7 @@ def report(set_name: str) -> dict[str, Any]:
             "label": case["label"],
             "impl": p["impl"],
             "kind": kind_of(case),
+            "gpus": case.get("gpus", 1),
             "measured_s": case["median_s"],
         }
         r = evaluate(op, hw, p, preset)
