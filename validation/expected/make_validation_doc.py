@@ -229,6 +229,7 @@ NAMED_SETS = (
     "h200/impl-holdout2",
     "h200/impl-holdout3",
     "h100/impl-holdout4",
+    "h100x2/impl-tp1",
 )
 
 
