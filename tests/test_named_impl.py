@@ -242,3 +242,16 @@ def test_a_sliding_window_that_is_not_an_integer_is_refused(tmp_path: Path, wind
 def test_a_sweep_names_its_implementation() -> None:
     r = run("sweep", "decode", "--model", "llama-3.2-1b", "--impl", "fused", "--batch", "1..4", "--hw", "h200")
     assert r.exit_code == 0 and "implementation fused+graphs" in r.output
+
+
+def test_fused_under_tensor_parallelism_takes_each_gpus_share() -> None:
+    """Llama 3.1 8B (32 heads, 8 KV heads, ffn 14,336) over 2 GPUs at batch 8: each GPU's rotary
+    kernel has a program per token and local head, 8 x (16 + 4) = 160; its SiLU*up covers 7,168
+    columns in blocks of 1,024, 8 x 7 = 56 programs; the residual stream is all-reduced twice a
+    layer (64) and the logits gathered once."""
+    res = run_json("op", "decode", "--model", "llama-3.1-8b", "--impl", "fused", "--gpus", "2", "--batch", "8",
+                   "--hw", "h100")  # fmt: skip
+    k = kernels(res)
+    assert k["rope_cache"]["grid"] == 160 and k["silu_mul_fused"]["grid"] == 56
+    assert k["allreduce"]["count"] == 64 and k["logits_gather"]["count"] == 1
+    assert res["summary"]["band"]["kind"] == "decode/fused/graphs/tp"
