@@ -1,1 +1,1 @@
-"""Built-in model presets (YAML), installed as roofcalc.modeldata."""
+"""Built-in named implementations of the LLM steps (YAML), installed as roofcalc.impldata."""

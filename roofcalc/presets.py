@@ -109,11 +109,12 @@ def _check_layout(cfg: dict[str, object], path: str) -> None:
             "its kernels differ from the decoder layout roofcalc counts"
         )
     window = cfg.get("sliding_window")
-    if window not in (None, False) and (isinstance(window, bool) or not isinstance(window, int)):
+    in_use = window not in (None, 0, False) and cfg.get("use_sliding_window", True) is not False
+    if in_use and (isinstance(window, bool) or not isinstance(window, int)):
         raise InputError(f"{path}: sliding_window: expected an integer or null, got {clip(repr(window), 40)}")
     longest = cfg.get("max_position_embeddings")
     covers = isinstance(window, int) and isinstance(longest, int) and not isinstance(window, bool) and window >= longest
-    if window not in (None, 0, False) and cfg.get("use_sliding_window", True) is not False and not covers:
+    if in_use and not covers:
         raise InputError(
             f"{path}: sliding_window: attention over a window of {clip(window, 20)} tokens is not modelled "
             "(the whole context would be counted); set it to null for full attention"

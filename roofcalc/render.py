@@ -691,11 +691,10 @@ def roofline_view(c: Console, chart: Any, chart_in_terminal: bool = True) -> Non
 def sweep_view(c: Console, sw: Any, chart: bool = True) -> None:
     from rich.table import Table
 
-    from .summary import implementation_of
     from .termplot import Series, loglog
 
     first = sw.rows[0].result if sw.rows else None
-    impl = implementation_of(sw.op, first.params) if first is not None else None
+    impl = first.summary.implementation if first is not None and first.summary is not None else None
     if impl:
         c.print(f"implementation {esc(impl)} (the expected time's kernels; --impl)")
     t = Table(

@@ -643,7 +643,9 @@ def _expected(
             f"{opdef.source}: host_entries: {raw_entries!r} is not a whole number of calls from 0 to 1,000,000"
         )
     entries = int(raw_entries)
-    host_ops = float(env.get("impl_host_ops", 0) or 0)  # an implementation's own host work per step
+    from .impl.named import HOST_TERM
+
+    host_ops = float(env.get(HOST_TERM, 0) or 0)  # an implementation's own host work per step
     if not 0 <= host_ops <= 1e9:
         raise DomainError(f"{opdef.source}: host_ops: {host_ops!r} is not a count of host-op times from 0 to 10^9")
     return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries, host_ops)  # type: ignore[arg-type]

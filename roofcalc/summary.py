@@ -62,35 +62,32 @@ def _bands() -> dict[str, Any]:
     return data
 
 
-def _impl_name(params: dict[str, Any]) -> str:
-    """The named implementation (impls/) of an LLM step's parameters; --engine alone names reference or compiled."""
+def _impl_key(params: dict[str, Any]) -> str:
+    """The named implementation (impls/) of an LLM step's parameters as bands.json names it: the
+    reference model eager or compiled keeps its old name (reference-eager, reference-compiled)."""
     impl = params.get("impl")
-    if isinstance(impl, str) and impl:
-        return impl
-    return "compiled" if params.get("engine") == "compiled" else "reference"
+    if not (isinstance(impl, str) and impl):  # --engine alone names reference or compiled
+        impl = "compiled" if params.get("engine") == "compiled" else "reference"
+    if impl in ("reference", "compiled"):
+        return f"reference-{'compiled' if impl == 'compiled' else 'eager'}"
+    return impl
 
 
 def implementation_of(op: str, params: dict[str, Any]) -> str | None:
     """The implementation whose kernels the expected time models (LLM steps only)."""
     if op not in LLM_OPS:
         return None
-    impl = _impl_name(params)
-    graphs = "+graphs" if params.get("cuda_graphs") else ""
-    if impl in ("reference", "compiled"):  # the reference model, eager or compiled, as bands.json names it
-        return f"reference-{'compiled' if impl == 'compiled' else 'eager'}{graphs}"
-    return f"{impl}{graphs}"
+    return _impl_key(params) + ("+graphs" if params.get("cuda_graphs") else "")
 
 
 def band_kind(op: str, params: dict[str, Any]) -> str:
     """The key of bands.json that a result belongs to (validation/expected/make_bands.py: kind_of)."""
     if op not in LLM_OPS:
         return op
-    impl = _impl_name(params)
-    name = f"reference-{'compiled' if impl == 'compiled' else 'eager'}" if impl in ("reference", "compiled") else impl
     graphs = "graphs" if params.get("cuda_graphs") else "python"
     gpus = params.get("gpus")
     tp = "tp" if isinstance(gpus, int) and gpus > 1 else "1gpu"
-    return f"{op}/{name}/{graphs}/{tp}"
+    return f"{op}/{_impl_key(params)}/{graphs}/{tp}"
 
 
 def band_for(op: str, params: dict[str, Any]) -> Band | None:

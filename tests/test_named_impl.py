@@ -255,3 +255,33 @@ def test_fused_under_tensor_parallelism_takes_each_gpus_share() -> None:
     assert k["rope_cache"]["grid"] == 160 and k["silu_mul_fused"]["grid"] == 56
     assert k["allreduce"]["count"] == 64 and k["logits_gather"]["count"] == 1
     assert res["summary"]["band"]["kind"] == "decode/fused/graphs/tp"
+
+
+def test_what_an_implementation_holds_counts_in_the_fit(tmp_path: Path) -> None:
+    """hf's prefill keeps the logits of every position: batch 2 x 4,096 tokens x 128,256 x 2 bytes."""
+    res = run_json("op", "prefill", "--model", "llama-3.1-8b", "--impl", "hf", "--batch", "2", "--seq", "4096",
+                   "--hw", "h200")  # fmt: skip
+    terms = {t["term"]: t["bytes"] for t in res["memory"]["items"]}
+    assert terms["logits_all"] == 2 * 4096 * 128256 * 2
+    ref = run_json("op", "prefill", "--model", "llama-3.1-8b", "--batch", "2", "--seq", "4096", "--hw", "h200")
+    assert res["memory"]["per_gpu_bytes"] == ref["memory"]["per_gpu_bytes"] + terms["logits_all"]
+
+
+def test_qk_norm_kernels_each_touch_q_or_k(tmp_path: Path) -> None:
+    """Qwen3 0.6B-like (16 heads, 8 KV heads, head_dim 128), prefill of 512 tokens: q is 512 x 2,048
+    elements and k 512 x 1,024. Each of the 16 eager kernels a layer touches one of them: on average
+    768 x 512 elements, so 192 blocks of 2,048; the compiled pair moves 2 + 2 bytes an element."""
+    cfg = config_file(tmp_path, "qwen3-0.6b")
+    res = run_json("op", "prefill", "--model-config", str(cfg), "--batch", "1", "--seq", "512", "--hw", "h200")
+    assert kernels(res)["qk_norm"]["grid"] == 512 * (2048 + 1024) // 2048
+
+
+def test_a_broken_implementation_file_is_a_spec_error() -> None:
+    from roofcalc.impl.named import apply
+
+    hf = load_named("hf")
+    bad = hf.model_copy(
+        update={"phases": {"prefill": hf.phases["prefill"].model_copy(update={"host_ops": "layers*nosuch"})}}
+    )
+    with pytest.raises(SpecError, match="nosuch"):
+        apply(load_op("prefill"), bad)

@@ -1,4 +1,4 @@
-"""`roofcalc hw list|show` and `roofcalc model list`: what the registry holds."""
+"""`roofcalc hw list|show`, `roofcalc model list` and `roofcalc impl list|show`: what the registry holds."""
 
 from __future__ import annotations
 

@@ -220,7 +220,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
                 default=None,
                 metavar="FILE.yaml",
                 help="the expected time of your own implementation, from 'roofcalc trace FILE --save-impl' "
-                "(default: the reference plain-PyTorch implementation, --engine and --cuda-graphs)",
+                "(instead of a named one, --impl)",
             )
         )
     if opdef.breakdown:

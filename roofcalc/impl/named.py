@@ -21,11 +21,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError, SpecError, suggest
-from ..opdefs import Check, KernelDef, OpDef
+from ..opdefs import ByteTerm, Check, KernelDef, OpDef
 
-PHASES = ("decode", "prefill")
 # the op parameters an implementation may fix (it is the implementation that decides them)
 SETTABLE = ("engine", "cuda_graphs")
+# the op term that carries an implementation's host work per step (roofline._expected reads it)
+HOST_TERM = "impl_host_ops"
 
 
 class _Strict(BaseModel):
@@ -62,6 +63,8 @@ class Phase(_Strict):
     # own time for one PyTorch op (torch_op_floor_s), so that it follows the host's speed
     host_ops: str | float = 0
     checks: list[Check] = []  # what the implementation cannot run (one GPU only, dense MLPs, ...)
+    # memory the implementation holds beyond the op file's (copies it makes, logits it keeps)
+    memory: dict[str, ByteTerm] = {}
     notes: list[str] = []
 
     @model_validator(mode="after")
@@ -69,6 +72,8 @@ class Phase(_Strict):
         for k in self.sets:
             if k not in SETTABLE:
                 raise ValueError(f"sets: {k!r} is not an op parameter an implementation fixes ({', '.join(SETTABLE)})")
+        if self.host_ops not in (0, "0") and self.sets.get("cuda_graphs") is True:
+            raise ValueError("host_ops: a step replayed from a CUDA graph has no host work per step to count")
         return self
 
 
@@ -139,6 +144,8 @@ def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
     phase = impl.phases.get(opdef.name)  # type: ignore[call-overload]
     if phase is None:
         raise InputError(f"implementation {impl.name} has no {opdef.name} step (it has {', '.join(impl.phases)})")
+    from ..specfile import validate
+
     label = f"impls/{impl.name}.yaml: phases.{opdef.name}"
     kernels = [k for k in opdef.kernels if k.name not in phase.drop]
     unknown = sorted(set(phase.drop) - {k.name for k in opdef.kernels})
@@ -157,20 +164,26 @@ def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
     figures = all_figures(impl)
     for fname, fig in figures.items():
         terms[fname] = repr(fig.value)
-    clash = sorted((set(phase.terms) | set(figures)) & (set(opdef.terms) | set(opdef.all_params)))
+    clash = sorted((set(phase.terms) | set(figures) | {HOST_TERM}) & (set(opdef.terms) | set(opdef.all_params)))
     if clash:
         raise SpecError(f"{label}: terms: {clash[0]!r} is already a name of {opdef.source}")
     terms.update(phase.terms)
-    terms["impl_host_ops"] = phase.host_ops
+    terms[HOST_TERM] = str(phase.host_ops)
     data = opdef.model_dump(exclude_none=False)
     data.update(
         kernels=[k.model_dump() for k in kernels],
         terms=terms,
         checks=[c.model_dump() for c in [*opdef.checks, *phase.checks]],
+        memory={
+            **{k: v.model_dump() for k, v in opdef.memory.items()},
+            **{k: v.model_dump() for k, v in phase.memory.items()},
+        },
         notes=[*opdef.notes, *phase.notes],
     )
-    out = OpDef.model_validate(data)
+    out = validate(OpDef, data, label)
     out._source = f"{opdef.source} with impls/{impl.name}.yaml"
+    if len(_APPLIED) >= 64:  # op files of one's own come and go (roofcalc.analyze in a loop)
+        _APPLIED.clear()
     _APPLIED[key] = (opdef, impl, out)
     return out
 
