@@ -457,24 +457,28 @@ def evaluate(
         headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
         expected_notes=exp.notes if exp else [] if _measured(hw) or not expected else [_no_figures_note(hw)],
         bound_s=predicted,
-        expected_figures=_figures_by_kind(hw, values.get("impl") if opdef.presets else None) if exp is not None else {},
+        expected_figures=_figures_by_kind(hw, (values.get("impl"), opdef.name) if opdef.presets else None)
+        if exp is not None
+        else {},
     )
     return result.model_copy(update={"summary": summarize(result)}) if expected else result
 
 
-def _figures_by_kind(hw: Hardware, impl: Any = None) -> dict[str, list[str]]:
+def _figures_by_kind(hw: Hardware, impl: tuple[Any, str] | None = None) -> dict[str, list[str]]:
     """The expected-time model's figures on this card, grouped by what they are (issue: a result
-    says which of its figures are fitted or transferred, not only measured), and those of the
-    named implementation ``impl`` (an LLM step's), as ``impls/NAME.yaml:figure``."""
+    says which of its figures are fitted or transferred, not only measured), and those the named
+    implementation's step reads (``impl``: its name and the op), as ``impls/NAME.yaml:figure``."""
     out: dict[str, list[str]] = {}
     for path, fig in hw.figures():
         if path.startswith("expected."):
             out.setdefault(fig.kind, []).append(path.removeprefix("expected."))
-    if isinstance(impl, str):
-        from .impl.named import figure_files, load_named
+    if impl is not None and isinstance(impl[0], str):
+        from .impl.named import figures_read, load_named
 
-        for name, owner in figure_files(load_named(impl)).items():
-            out.setdefault(load_named(owner).figures[name].kind, []).append(f"impls/{owner}.yaml:{name}")
+        named = load_named(impl[0])
+        if impl[1] in named.phases:
+            for name, owner in figures_read(named, impl[1]).items():
+                out.setdefault(load_named(owner).figures[name].kind, []).append(f"impls/{owner}.yaml:{name}")
     return dict(sorted(out.items()))
 
 

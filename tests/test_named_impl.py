@@ -285,3 +285,12 @@ def test_a_broken_implementation_file_is_a_spec_error() -> None:
     )
     with pytest.raises(SpecError, match="nosuch"):
         apply(load_op("prefill"), bad)
+
+
+def test_a_result_lists_the_implementation_figures_its_step_reads() -> None:
+    """hf's graph decode reads none of its figures (its per-layer host work is a prefill's and
+    hf-dynamic's); hf's prefill reads hf_layer_ops."""
+    dec = run_json("op", "decode", "--model", "llama-3.2-1b", "--impl", "hf", "--hw", "h200")
+    assert not any("impls/" in f for figs in dec["expected_figures"].values() for f in figs)
+    pre = run_json("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--hw", "h200")
+    assert "impls/hf.yaml:hf_layer_ops" in pre["expected_figures"]["derived"]

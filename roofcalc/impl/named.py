@@ -61,7 +61,7 @@ class Phase(_Strict):
     add: list[Insert] = []
     # the host's work per step beyond issuing kernels (eager launch only), in units of the host's
     # own time for one PyTorch op (torch_op_floor_s), so that it follows the host's speed
-    host_ops: str | float = 0
+    host_ops: str | float = 0.0
     checks: list[Check] = []  # what the implementation cannot run (one GPU only, dense MLPs, ...)
     # memory the implementation holds beyond the op file's (copies it makes, logits it keeps)
     memory: dict[str, ByteTerm] = {}
@@ -123,6 +123,14 @@ def figure_files(impl: NamedImpl) -> dict[str, str]:
         out.update(dict.fromkeys(load_named(other).figures, other))
     out.update(dict.fromkeys(impl.figures, impl.name))
     return out
+
+
+def figures_read(impl: NamedImpl, phase: str) -> dict[str, str]:
+    """The figures (name -> defining file) a phase of ``impl`` reads in its formulas."""
+    import re
+
+    text = repr(impl.phases[phase].model_dump())  # type: ignore[index]
+    return {n: f for n, f in figure_files(impl).items() if re.search(rf"\b{re.escape(n)}\b", text)}
 
 
 def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:
@@ -215,4 +223,4 @@ def settle(opdef: OpDef, given: dict[str, Any]) -> tuple[OpDef, dict[str, Any]]:
     return apply(opdef, impl), g
 
 
-__all__ = ["NamedImpl", "all_figures", "apply", "figure_files", "impl_names", "load_named", "settle"]
+__all__ = ["NamedImpl", "all_figures", "apply", "figure_files", "figures_read", "impl_names", "load_named", "settle"]
