@@ -66,6 +66,17 @@ def run(*args: str, env: dict[str, str] | None = None) -> Any:
     return runner.invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
+def load_script(path: Path) -> Any:
+    """A validation script (not a package module) loaded as a module, to call its functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def run_json(*args: str) -> Any:
     res = run(*args, "--json")
     assert res.exit_code == 0, res.output

@@ -4,7 +4,6 @@ measurements under validation/traces/."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from roofcalc.impl.spec import SCHEMA, ImplFile
 from roofcalc.trace import read_trace
 from roofcalc.trace.opcost import op_cost
 
-from .conftest import run, run_json
+from .conftest import load_script, run, run_json
 
 ROOT = Path(__file__).resolve().parent.parent
 HF1 = ROOT / "validation" / "traces" / "h200" / "hf1"
@@ -200,10 +199,7 @@ def test_another_card_or_phase_is_refused(tmp_path: Path, impl: ImplFile) -> Non
 def test_the_holdout_report_is_what_the_code_computes() -> None:
     """validation/expected/h200/impl-holdout1.json, recomputed from the committed traces and
     times (a hold-out drawn before the predictor was written: validation/traces/README.md)."""
-    spec = importlib.util.spec_from_file_location("impl_report", ROOT / "validation" / "expected" / "impl_report.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "validation" / "expected" / "impl_report.py")
     committed = json.loads((ROOT / "validation" / "expected" / "h200" / "impl-holdout1.json").read_text())
     again = json.loads(json.dumps(mod.report("h200/holdout1", True), sort_keys=True))
     assert again == committed

@@ -4,7 +4,6 @@ Expected values come from hand derivations written here and from the committed m
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from roofcalc.impl.named import NamedImpl, all_figures, impl_names, load_named
 from roofcalc.opdefs import load_op
 from roofcalc.presets import params_from_hf_config
 
-from .conftest import DATA, run, run_json
+from .conftest import DATA, load_script, run, run_json
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = DATA / "hf"
@@ -172,17 +171,9 @@ def test_impl_commands() -> None:
     assert r.exit_code == 2 and "unknown implementation" in r.stderr
 
 
-def _report_module():
-    spec = importlib.util.spec_from_file_location("named_report", ROOT / "validation" / "expected" / "named_report.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("set_name", ["h200/impl-holdout3"])
 def test_committed_named_report_is_what_the_code_computes(set_name: str) -> None:
-    rep = _report_module().report(set_name)
+    rep = load_script(ROOT / "validation" / "expected" / "named_report.py").report(set_name)
     card, name = set_name.split("/")
     committed = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
     assert json.loads(json.dumps(rep)) == committed

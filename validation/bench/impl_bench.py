@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from benchlib import run_header
+from benchlib import capture, run_header
 from trace_capture import sync_time, trace_one
 
 # model_type, config; none of them is a preset of roofcalc's models/llm.yaml except where named
@@ -161,16 +161,7 @@ def build_hf(name: str) -> Any:
 
 def graph_time(fn: Any, replays: int) -> tuple[list[float], Any]:
     """Capture fn in a CUDA graph (after warm-ups on a side stream), then time each replay."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
+    g = capture(fn, warm=3)
     g.replay()
     torch.cuda.synchronize()
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(replays)]
