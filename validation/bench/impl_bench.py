@@ -100,6 +100,23 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "mistral-20l": ("mistral", dict(hidden_size=5120, intermediate_size=14336, num_hidden_layers=20, num_attention_heads=40,
                                     num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
                                     rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
+    # hold-out 5 architectures
+    "llama-1b-deep": ("llama", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32,
+                                    num_key_value_heads=4, vocab_size=32000, tie_word_embeddings=False,
+                                    rope_theta=10000.0, max_position_embeddings=8192)),
+    "qwen2-1b-narrow": ("qwen2", dict(hidden_size=1792, intermediate_size=9472, num_hidden_layers=20,
+                                      num_attention_heads=14, num_key_value_heads=2, vocab_size=151936,
+                                      tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-2b-wide": ("qwen3", dict(hidden_size=2560, intermediate_size=7680, num_hidden_layers=24, num_attention_heads=20,
+                                    num_key_value_heads=4, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                    rope_theta=1000000.0, max_position_embeddings=40960)),
+    "mistral-4b": ("mistral", dict(hidden_size=3072, intermediate_size=9216, num_hidden_layers=24, num_attention_heads=24,
+                                   num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
+                                   rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
+    "phi3-mini-12l": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=12, num_attention_heads=32,
+                                   num_key_value_heads=32, vocab_size=32064, tie_word_embeddings=False,
+                                   max_position_embeddings=4096, original_max_position_embeddings=4096,
+                                   sliding_window=None, pad_token_id=0)),
     "mistral-7b": ("mistral", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
                                    num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
                                    rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
@@ -135,6 +152,15 @@ SETS = {
         dynamic=[(1, 800), (8, 2000), (32, 600)],
         prefill=[(1, 300), (2, 1000), (4, 2500), (1, 6000)],
     ),
+    # host-paced steps timed with the host's speed around each; graph decode traced at its first
+    # shape (batch 2, context 600) and timed at others, among them batch x4 and context x4
+    "holdout5": dict(
+        models="llama-1b-deep,qwen2-1b-narrow,qwen3-2b-wide,mistral-4b,phi3-mini-12l",
+        decode=[(2, 600), (8, 2400), (32, 800), (3, 5000), (8, 600)],
+        cache_variants=[],
+        dynamic=[(2, 700), (16, 1800)],
+        prefill=[(1, 200), (1, 800), (4, 800), (2, 3200)],
+    ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
 
@@ -157,6 +183,18 @@ def build_hf(name: str) -> Any:
     with torch.device("cuda"):
         model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=torch.bfloat16)
     return model.eval(), cfg
+
+
+def host_around(rec: dict[str, Any], fn: Any) -> Any:
+    """fn() with the host's speed timed just before and just after it (llm_bench.host_op_s, the
+    probe's hot loop: a host's speed drifts within a process, validation/expected/h100/host/jitter1),
+    recorded as rec["host_op_s"] = {"before": s, "after": s}, as llm_bench records its steps."""
+    from llm_bench import host_op_s
+
+    before = host_op_s()
+    out = fn()
+    rec["host_op_s"] = {"before": before, "after": host_op_s()}
+    return out
 
 
 def graph_time(fn: Any, replays: int) -> tuple[list[float], Any]:
@@ -219,8 +257,9 @@ def hf_dynamic(model: Any, cfg: Any, batch: int, context: int, steps: int, trace
 
     for _ in range(2):
         step()
-    times = [sync_time(step) for _ in range(steps)]
-    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times, "context_mid": context + 2 + steps // 2}
+    res: dict[str, Any] = {}
+    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
+    res.update({"median_s": statistics.median(times), "times_s": times, "context_mid": context + 2 + steps // 2})
     if trace is not None:
         trace_one(step, trace)
         res["trace"] = trace.name
@@ -245,8 +284,9 @@ def hf_prefill(model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Pa
 
     for _ in range(2):
         step()
-    times = [sync_time(step) for _ in range(steps)]
-    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times}
+    res: dict[str, Any] = {}
+    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
+    res.update({"median_s": statistics.median(times), "times_s": times})
     if trace is not None:
         trace_one(step, trace)
         res["trace"] = trace.name
@@ -287,8 +327,9 @@ def fused_prefill(cfg: dict[str, Any], batch: int, seq: int, steps: int, trace: 
 
     for _ in range(2):
         step()
-    times = [sync_time(step) for _ in range(steps)]
-    res: dict[str, Any] = {"median_s": statistics.median(times), "times_s": times}
+    res: dict[str, Any] = {}
+    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
+    res.update({"median_s": statistics.median(times), "times_s": times})
     if trace is not None:
         trace_one(step, trace)
         res["trace"] = trace.name

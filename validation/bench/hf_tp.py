@@ -1,0 +1,216 @@
+"""Hugging Face transformers under tensor parallelism (``from_pretrained(..., tp_plan="auto")``):
+StaticCache decode replayed from a CUDA graph, prefill and DynamicCache decode issued from Python,
+on every rank of a torchrun world; rank 0 writes each case's per-rank step times.
+
+The weights are random: rank 0 makes the model from its config (impl_bench.CONFIGS) and saves it
+to a scratch folder, which every rank then loads with the "auto" plan (transformers shards the
+projections, gathers the logits and all-reduces after the row-parallel ones as its plan says).
+Around each case issued from Python, every rank times its host's hot loop (llm_bench.host_op_s)
+just before and just after, as llm_bench does (``host_op_s_per_rank``). With --trace, each rank
+traces one step of the first shape of each phase (rank 0's trace is kept).
+
+    torchrun --nproc-per-node 2 hf_tp.py --out DIR --set dev|holdout [--models a,b] [--trace]
+
+Writes DIR/times.json (the impl_bench.py layout, with "gpus" and each rank's times) and
+DIR/traces/*.json.gz.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import llm_bench
+from benchlib import run_header
+from impl_bench import config_of, graph_time, host_around, static_cache
+from trace_capture import sync_time, trace_one
+
+SETS = {
+    "dev": dict(models="llama-1b,qwen3-0.6b,nemo-16l,qwen2-0.5b",
+                decode=[(1, 512), (8, 2048), (32, 1024), (4, 4096)],
+                prefill=[(1, 128), (1, 1024), (4, 2048)],
+                dynamic=[(4, 1000)]),
+    "holdout": dict(models="llama-3b,qwen3-1.7b,mistral-7b,qwen2-1.5b",
+                    decode=[(2, 700), (12, 3000), (40, 900), (6, 6000)],
+                    prefill=[(1, 200), (2, 1500), (3, 3000)],
+                    dynamic=[(6, 1500)]),
+}
+
+
+def load_tp(d: Any, name: str, scratch: Path) -> Any:
+    """Random weights from the config, saved by rank 0 and loaded sharded by every rank."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    kw = config_of(name)
+    cfg = AutoConfig.for_model(kw.pop("model_type"), **kw)
+    path = scratch / name
+    if d.rank == 0:
+        with torch.device("cuda"):
+            m = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+        m.save_pretrained(path)
+        del m
+        torch.cuda.empty_cache()
+    d.barrier()
+    model = AutoModelForCausalLM.from_pretrained(path, tp_plan="auto", dtype=torch.bfloat16, attn_implementation="sdpa")
+    return model.eval(), cfg
+
+
+@torch.no_grad()
+def decode_graph(d: Any, model: Any, cfg: Any, batch: int, context: int, replays: int, trace: Path | None) -> list[float]:
+    cache = static_cache(cfg, batch, context + 64)
+    tok = torch.randint(0, cfg.vocab_size, (batch, 1), device=d.dev)
+    pos = torch.tensor([context], device=d.dev)
+
+    def step() -> Any:
+        out = model(input_ids=tok, past_key_values=cache, cache_position=pos, use_cache=True)
+        return out.logits[:, -1].argmax(-1)
+
+    step()
+    d.barrier()
+    if trace is not None:
+        trace_one(step, trace)
+        d.barrier()
+    times, g = graph_time(step, replays)
+    del g, cache
+    return times
+
+
+@torch.no_grad()
+def prefill(d: Any, model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Path | None,
+            rec: dict[str, Any]) -> list[float]:
+    ids = torch.randint(0, cfg.vocab_size, (batch, seq), device=d.dev)
+
+    def step() -> None:
+        model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)
+
+    for _ in range(2):
+        step()
+    d.barrier()
+    times = host_around(rec, lambda: [sync_time(step) for _ in range(steps)])
+    if trace is not None:
+        trace_one(step, trace)
+    return times
+
+
+@torch.no_grad()
+def dynamic(d: Any, model: Any, cfg: Any, batch: int, context: int, steps: int, trace: Path | None,
+            rec: dict[str, Any]) -> list[float]:
+    ids = torch.randint(0, cfg.vocab_size, (batch, context), device=d.dev)
+    cache = model(input_ids=ids, use_cache=True).past_key_values
+    tok = torch.randint(0, cfg.vocab_size, (batch, 1), device=d.dev)
+
+    def step() -> None:
+        nonlocal cache
+        o = model(input_ids=tok, past_key_values=cache, use_cache=True)
+        cache = o.past_key_values
+        o.logits[:, -1].argmax(-1)
+
+    for _ in range(2):
+        step()
+    d.barrier()
+    times = host_around(rec, lambda: [sync_time(step) for _ in range(steps)])
+    if trace is not None:
+        trace_one(step, trace)
+    return times
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--set", choices=sorted(SETS), required=True)
+    ap.add_argument("--models", default=None)
+    ap.add_argument("--replays", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=7)
+    ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--budget-s", type=float, default=400)
+    args = ap.parse_args()
+    d = llm_bench.Dist("cuda")
+    torch.manual_seed(0)
+    import transformers
+
+    spec = SETS[args.set]
+    doc: dict[str, Any] = {**run_header("roofcalc-impl-bench-1"), "set": f"hf-tp-{args.set}", "gpus": d.world,
+                           "transformers": transformers.__version__, "cases": []}
+    out = Path(args.out)
+    tdir = out / "traces"
+    if d.rank == 0:
+        tdir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="hf_tp_")) if d.rank == 0 else None
+    scratch = Path(d.gather_obj(str(scratch))[0])  # every rank loads rank 0's folder
+    t_end = time.monotonic() + args.budget_s
+    for name in (args.models or spec["models"]).split(","):
+        cfgd = config_of(name)
+        try:
+            model, cfg = load_tp(d, name, scratch)
+        except Exception as e:  # noqa: BLE001 - recorded, the run goes on
+            traceback.print_exc(limit=4)
+            if d.rank == 0:
+                doc["cases"].append({"label": f"hf-tp-{name}", "model": name, "config": cfgd,
+                                     "error": f"load: {type(e).__name__}: {e}"[:400]})
+            continue
+        plan = ([("hf-static", "decode", b, c) for b, c in spec["decode"]]
+                + [("hf", "prefill", b, s) for b, s in spec["prefill"]]
+                + [("hf-dynamic", "decode", b, c) for b, c in spec["dynamic"]])
+        traced: set[str] = set()
+        for impl, phase, b, n in plan:
+            graphs = impl == "hf-static"
+            size = "context" if phase == "decode" else "seq"
+            label = f"{impl}-tp{d.world}-{name}-{phase}-b{b}-{'c' if phase == 'decode' else 's'}{n}"
+            case: dict[str, Any] = {"model": name, "config": cfgd, "impl": impl, "phase": phase, "batch": b,
+                                    "gpus": d.world, "cuda_graphs": graphs, size: n, "label": label}
+            if graphs:
+                case["max_cache_len"] = n + 64
+            tpath = None
+            if args.trace and impl not in traced:
+                traced.add(impl)
+                tpath = (tdir if d.rank == 0 else Path(tempfile.gettempdir())) / f"{label}.json.gz"
+            rec: dict[str, Any] = {}
+            times: list[float] = []
+            err = "skipped: over the time budget" if time.monotonic() > t_end else None
+            if err is None:
+                try:
+                    if graphs:
+                        times = decode_graph(d, model, cfg, b, n, args.replays, tpath)
+                    elif phase == "prefill":
+                        times = prefill(d, model, cfg, b, n, args.steps, tpath, rec)
+                    else:
+                        times = dynamic(d, model, cfg, b, n, args.steps, tpath, rec)
+                        case["context_mid"] = n + 2 + args.steps // 2
+                except Exception as e:  # noqa: BLE001 - recorded, the run goes on
+                    times, err = [], f"{type(e).__name__}: {e}"[:400]
+                    traceback.print_exc(limit=4)
+            torch.cuda.empty_cache()
+            per_rank = d.gather_obj(times)
+            errors = d.gather_obj(err)
+            hosts = d.gather_obj(rec.get("host_op_s"))
+            if d.rank == 0:
+                ok = all(per_rank) and not any(errors)
+                case.update(error=next((e for e in errors if e), None), times_s_per_rank=per_rank,
+                            median_s=statistics.median(max(ts) for ts in zip(*per_rank)) if ok else None)
+                if any(hosts):
+                    case["host_op_s_per_rank"] = hosts
+                if tpath is not None and ok:
+                    case["trace"] = tpath.name
+                doc["cases"].append(case)
+                (out / "times.json").write_text(json.dumps(doc, indent=1))
+                print(label, case["median_s"], case["error"], flush=True)
+        del model
+        torch.cuda.empty_cache()
+        d.barrier()
+    if d.rank == 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
