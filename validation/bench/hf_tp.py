@@ -10,6 +10,7 @@ just before and just after, as llm_bench does (``host_op_s_per_rank``). With --t
 traces one step of the first shape of each phase (rank 0's trace is kept).
 
     torchrun --nproc-per-node 2 hf_tp.py --out DIR --set dev|holdout [--models a,b] [--trace]
+    torchrun --nproc-per-node 2 hf_tp.py --out DIR --set dev --host-layers [--seq 4]
 
 Writes DIR/times.json (the impl_bench.py layout, with "gpus" and each rank's times) and
 DIR/traces/*.json.gz.
@@ -44,16 +45,23 @@ SETS = {
                     decode=[(2, 700), (12, 3000), (40, 900), (6, 6000)],
                     prefill=[(1, 200), (2, 1500), (3, 3000)],
                     dynamic=[(6, 1500)]),
+    "holdout2": dict(models="llama-1b-deep,qwen3-2b-wide,mistral-4b,qwen2-1b-narrow",
+                     decode=[(3, 1200), (16, 2500), (48, 600)],
+                     prefill=[(1, 64), (1, 400), (2, 1200), (4, 2500)],
+                     dynamic=[(2, 900), (12, 2000)]),
 }
 
 
-def load_tp(d: Any, name: str, scratch: Path) -> Any:
-    """Random weights from the config, saved by rank 0 and loaded sharded by every rank."""
+def load_tp(d: Any, name: str, scratch: Path, layers: int | None = None) -> Any:
+    """Random weights from the config (with ``layers`` decoder layers if given), saved by rank 0
+    and loaded sharded by every rank."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     kw = config_of(name)
+    if layers is not None:
+        kw["num_hidden_layers"] = layers
     cfg = AutoConfig.for_model(kw.pop("model_type"), **kw)
-    path = scratch / name
+    path = scratch / f"{name}-{layers or 'all'}"
     if d.rank == 0:
         with torch.device("cuda"):
             m = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
@@ -124,6 +132,38 @@ def dynamic(d: Any, model: Any, cfg: Any, batch: int, context: int, steps: int, 
     return times
 
 
+@torch.no_grad()
+def host_layers(d: Any, models: str, scratch: Path, seq: int, out: Path) -> None:
+    """The host's time per decoder layer under tensor parallelism, as host_layers.py measures it
+    on one GPU: each config with 2 and with 6 layers, a prefill of ``seq`` tokens (the GPUs have
+    almost nothing to do) timed 30 times, the slower rank's median; per layer, the difference
+    over 4 layers, in units of the slower rank's hot-loop op timed before and after."""
+    from host_layers import hot_op_s, timed
+
+    doc: dict[str, Any] = {**run_header("roofcalc-host-layers-1"), "gpus": d.world, "seq": seq, "cases": []}
+    for name in models.split(","):
+        ops = [hot_op_s()]
+        steps = {}
+        for layers in (2, 6):
+            model, cfg = load_tp(d, name, scratch, layers)
+            ids = torch.randint(0, cfg.vocab_size, (1, seq), device=d.dev)
+            d.barrier()
+            steps[layers] = max(d.gather_obj(timed(lambda: model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1))))
+            del model
+            torch.cuda.empty_cache()
+        ops.append(hot_op_s())
+        per_rank = d.gather_obj(ops)
+        hot = max(sum(o) / 2 for o in per_rank)
+        case = {"impl": "hf", "model": name, "gpus": d.world, "step_2_layers_s": steps[2], "step_6_layers_s": steps[6],
+                "host_per_layer_s": (steps[6] - steps[2]) / 4, "hot_op_s": hot, "hot_op_before_after_s_per_rank": per_rank}
+        case["host_per_layer_ops"] = case["host_per_layer_s"] / hot
+        if d.rank == 0:
+            doc["cases"].append(case)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "host_layers.json").write_text(json.dumps(doc, indent=1))
+            print(name, f"{case['host_per_layer_s'] * 1e6:.1f} us/layer = {case['host_per_layer_ops']:.1f} ops", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -133,10 +173,19 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=7)
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--budget-s", type=float, default=400)
+    ap.add_argument("--host-layers", action="store_true", help="only the host's time per layer (host_layers), --seq tokens")
+    ap.add_argument("--seq", type=int, default=4)
     args = ap.parse_args()
     d = llm_bench.Dist("cuda")
     torch.manual_seed(0)
     import transformers
+
+    if args.host_layers:
+        scratch = Path(d.gather_obj(tempfile.mkdtemp(prefix="hf_tp_") if d.rank == 0 else None)[0])
+        host_layers(d, args.models or SETS[args.set]["models"], scratch, args.seq, Path(args.out))
+        if d.rank == 0:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return 0
 
     spec = SETS[args.set]
     doc: dict[str, Any] = {**run_header("roofcalc-impl-bench-1"), "set": f"hf-tp-{args.set}", "gpus": d.world,
