@@ -11,6 +11,7 @@ traces one step of the first shape of each phase (rank 0's trace is kept).
 
     torchrun --nproc-per-node 2 hf_tp.py --out DIR --set dev|holdout [--models a,b] [--trace]
     torchrun --nproc-per-node 2 hf_tp.py --out DIR --set dev --host-layers [--seq 4]
+    python3 hf_tp.py --out DIR --set dev --host-layers      (the same on one GPU, no plan)
 
 Writes DIR/times.json (the impl_bench.py layout, with "gpus" and each rank's times) and
 DIR/traces/*.json.gz.
@@ -61,6 +62,10 @@ def load_tp(d: Any, name: str, scratch: Path, layers: int | None = None) -> Any:
     if layers is not None:
         kw["num_hidden_layers"] = layers
     cfg = AutoConfig.for_model(kw.pop("model_type"), **kw)
+    if d.world == 1:  # one GPU: the plain model, as impl_bench.py builds it
+        with torch.device("cuda"):
+            m = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=torch.bfloat16)
+        return m.eval(), cfg
     path = scratch / f"{name}-{layers or 'all'}"
     if d.rank == 0:
         with torch.device("cuda"):
@@ -135,33 +140,38 @@ def dynamic(d: Any, model: Any, cfg: Any, batch: int, context: int, steps: int, 
 @torch.no_grad()
 def host_layers(d: Any, models: str, scratch: Path, seq: int, out: Path) -> None:
     """The host's time per decoder layer under tensor parallelism, as host_layers.py measures it
-    on one GPU: each config with 2 and with 6 layers, a prefill of ``seq`` tokens (the GPUs have
-    almost nothing to do) timed 30 times, the slower rank's median; per layer, the difference
-    over 4 layers, in units of the slower rank's hot-loop op timed before and after."""
+    on one GPU: each config with 2 and with 10 layers, a prefill of ``seq`` tokens (the GPUs have
+    almost nothing to do) timed 30 times, the slower rank's median, twice each in the order 2, 10,
+    10, 2; per layer, the difference of the means over 8 layers, in units of the slower rank's
+    hot-loop op timed before and after; the rest of the step is its fixed host time."""
     from host_layers import hot_op_s, timed
 
     doc: dict[str, Any] = {**run_header("roofcalc-host-layers-1"), "gpus": d.world, "seq": seq, "cases": []}
     for name in models.split(","):
         ops = [hot_op_s()]
-        steps = {}
-        for layers in (2, 6):
-            model, cfg = load_tp(d, name, scratch, layers)
+        models = {n: load_tp(d, name, scratch, n) for n in (2, 10)}
+        steps: dict[int, list[float]] = {2: [], 10: []}
+        for layers in (2, 10, 10, 2):  # in both orders: a drift of the host's speed cancels
+            model, cfg = models[layers]
             ids = torch.randint(0, cfg.vocab_size, (1, seq), device=d.dev)
             d.barrier()
-            steps[layers] = max(d.gather_obj(timed(lambda: model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1))))
-            del model
-            torch.cuda.empty_cache()
+            steps[layers].append(max(d.gather_obj(timed(lambda: model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)))))
+        del models
+        torch.cuda.empty_cache()
         ops.append(hot_op_s())
         per_rank = d.gather_obj(ops)
         hot = max(sum(o) / 2 for o in per_rank)
-        case = {"impl": "hf", "model": name, "gpus": d.world, "step_2_layers_s": steps[2], "step_6_layers_s": steps[6],
-                "host_per_layer_s": (steps[6] - steps[2]) / 4, "hot_op_s": hot, "hot_op_before_after_s_per_rank": per_rank}
+        t2, t10 = (statistics.mean(steps[n]) for n in (2, 10))
+        case = {"impl": "hf", "model": name, "gpus": d.world, "steps_2_layers_s": steps[2], "steps_10_layers_s": steps[10],
+                "host_per_layer_s": (t10 - t2) / 8, "host_fixed_s": t2 - 2 * (t10 - t2) / 8, "hot_op_s": hot,
+                "hot_op_before_after_s_per_rank": per_rank}
         case["host_per_layer_ops"] = case["host_per_layer_s"] / hot
         if d.rank == 0:
             doc["cases"].append(case)
             out.mkdir(parents=True, exist_ok=True)
             (out / "host_layers.json").write_text(json.dumps(doc, indent=1))
-            print(name, f"{case['host_per_layer_s'] * 1e6:.1f} us/layer = {case['host_per_layer_ops']:.1f} ops", flush=True)
+            print(name, f"{case['host_per_layer_s'] * 1e6:.1f} us/layer = {case['host_per_layer_ops']:.1f} ops,",
+                  f"fixed {case['host_fixed_s'] * 1e6:.0f} us = {case['host_fixed_s'] / hot:.0f} ops", flush=True)
 
 
 def main() -> int:
