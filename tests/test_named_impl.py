@@ -132,6 +132,18 @@ def test_hf_under_tensor_parallelism_takes_each_gpus_share() -> None:
     assert "embed_allreduce" not in kernels(run_json(*args))  # one GPU: the embedding is whole
 
 
+def test_the_tp_host_figure_is_what_its_measurement_gives() -> None:
+    """hf_tp_layer_ops is derived from validation/traces/h100x2/hf-tp-host-layers2 by
+    validation/expected/hf_tp_host.py; the file says so, with its kind."""
+    from roofcalc.impl.named import load_named
+
+    fig = load_named("hf").figures["hf_tp_layer_ops"]
+    derived = load_script(ROOT / "validation" / "expected" / "hf_tp_host.py").derive()["hf_tp_layer_ops"]
+    assert fig.kind == "derived" and fig.value == pytest.approx(derived, abs=0.05)
+    two = run_json("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "16", "--hw", "h100", "--gpus", "2")
+    assert "impls/hf.yaml:hf_tp_layer_ops" in two["expected_figures"]["derived"]
+
+
 def test_no_repeat_where_a_gpu_holds_one_kv_head() -> None:
     """At TP=8 each GPU holds one of the 8 KV heads: expand() then reshape() of (batch, 1, 4,
     slots, head_dim) into (batch, 4, ...) is a view, so nothing is copied (Qwen2 0.5B-like at TP=2

@@ -40,6 +40,7 @@ HOLDOUTS: dict[str, set[str]] = {
     "h100/impl-holdout4": {"graphs", "prefill", "python"},
     "h100x2/impl-tp1": {"graphs", "prefill", "python"},
     "h100/impl-holdout5": {"graphs", "prefill", "python"},
+    "h100x2/hf-tp-holdout1": {"graphs"},
 }
 # hold-outs that informed a later change, and so are training data now
 SPENT = {
@@ -48,6 +49,10 @@ SPENT = {
     "spurious, and it was removed: those are in-sample since; its graph decode steps stay a hold-out",
     "h200/impl-holdout2": "a hold-out for graph decode; its host-paced steps (prefill, Python decode) led to the "
     "host-per-layer measurement (h200/host-layers1) and so are in-sample since",
+    "h100x2/hf-tp-holdout1": "a hold-out for the TP model of commit 'hf and hf-dynamic under tensor parallelism'; its "
+    "host-paced prefills (5 of 12 within, 1.3-1.7x) led to measuring the host's time per layer at TP=2 "
+    "(h100x2/hf-tp-host-layers2, hf_tp_layer_ops), so its prefill and Python decode steps are in-sample since; its "
+    "graph decode steps stay a hold-out",
 }
 
 
