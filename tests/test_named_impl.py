@@ -124,8 +124,22 @@ def test_hf_under_tensor_parallelism_takes_each_gpus_share() -> None:
     holds 16 of Llama 3.1 8B's 32 query heads and 4 of its 8 KV heads, so repeat_kv copies 4 KV
     heads into 16 over 4,160 slots: 8 x 16 x 4,160 x 128 elements, 512 per block. The
     embedding is split by vocabulary, and one all-reduce joins it: 2 x 32 + 1 all-reduces."""
-    args = ("op", "decode", "--model", "llama-3.1-8b", "--impl", "hf", "--batch", "8", "--context", "4096",
-            "--cache-len", "4160", "--hw", "h100")
+    args = (
+        "op",
+        "decode",
+        "--model",
+        "llama-3.1-8b",
+        "--impl",
+        "hf",
+        "--batch",
+        "8",
+        "--context",
+        "4096",
+        "--cache-len",
+        "4160",
+        "--hw",
+        "h100",
+    )
     k = kernels(run_json(*args, "--gpus", "2"))
     assert k["repeat_kv"]["count"] == 2 * 32 and k["repeat_kv"]["grid"] == 8 * 16 * 4160 * 128 // 512
     assert k["allreduce"]["count"] == 2 * 32 and k["embed_allreduce"]["count"] == 1
@@ -140,7 +154,9 @@ def test_the_tp_host_figure_is_what_its_measurement_gives() -> None:
     fig = load_named("hf").figures["hf_tp_layer_ops"]
     derived = load_script(ROOT / "validation" / "expected" / "hf_tp_host.py").derive()["hf_tp_layer_ops"]
     assert fig.kind == "derived" and fig.value == pytest.approx(derived, abs=0.05)
-    two = run_json("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "16", "--hw", "h100", "--gpus", "2")
+    two = run_json(
+        "op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "16", "--hw", "h100", "--gpus", "2"
+    )
     assert "impls/hf.yaml:hf_tp_layer_ops" in two["expected_figures"]["derived"]
 
 
@@ -231,6 +247,12 @@ def test_the_hold_out_targets_hold() -> None:
         for row in rep["cases"]:
             if row["kind"] == "graphs":
                 assert 0.85 <= row["ratio_host"] <= 1.2, row
+    h5 = json.loads((ROOT / "validation" / "expected" / "h100" / "named-impl-holdout5.json").read_text())
+    tp = json.loads((ROOT / "validation" / "expected" / "h100x2" / "named-hf-tp-holdout2.json").read_text())
+    assert all(0.85 <= row["ratio"] <= 1.2 for row in h5["cases"] if row["kind"] == "graphs")
+    # transformers at TP=2, measured after its model (hf_tp_layer_ops included) was committed
+    assert all(v["within_target"] == v["cases"] for v in tp["summary"].values()), tp["summary"]
+    assert set(tp["summary"]) == {"hf/graphs", "hf/prefill", "hf-dynamic/python"}
     s = h3["summary"]
     assert s["fused/prefill"]["within_target"] == s["fused/prefill"]["cases"]
     assert s["hf/prefill"]["within_target"] >= 0.9 * s["hf/prefill"]["cases"]

@@ -38,18 +38,24 @@ from impl_bench import config_of, graph_time, host_around, static_cache
 from trace_capture import sync_time, trace_one
 
 SETS = {
-    "dev": dict(models="llama-1b,qwen3-0.6b,nemo-16l,qwen2-0.5b",
-                decode=[(1, 512), (8, 2048), (32, 1024), (4, 4096)],
-                prefill=[(1, 128), (1, 1024), (4, 2048)],
-                dynamic=[(4, 1000)]),
-    "holdout": dict(models="llama-3b,qwen3-1.7b,mistral-7b,qwen2-1.5b",
-                    decode=[(2, 700), (12, 3000), (40, 900), (6, 6000)],
-                    prefill=[(1, 200), (2, 1500), (3, 3000)],
-                    dynamic=[(6, 1500)]),
-    "holdout2": dict(models="llama-1b-deep,qwen3-2b-wide,mistral-4b,qwen2-1b-narrow",
-                     decode=[(3, 1200), (16, 2500), (48, 600)],
-                     prefill=[(1, 64), (1, 400), (2, 1200), (4, 2500)],
-                     dynamic=[(2, 900), (12, 2000)]),
+    "dev": dict(
+        models="llama-1b,qwen3-0.6b,nemo-16l,qwen2-0.5b",
+        decode=[(1, 512), (8, 2048), (32, 1024), (4, 4096)],
+        prefill=[(1, 128), (1, 1024), (4, 2048)],
+        dynamic=[(4, 1000)],
+    ),
+    "holdout": dict(
+        models="llama-3b,qwen3-1.7b,mistral-7b,qwen2-1.5b",
+        decode=[(2, 700), (12, 3000), (40, 900), (6, 6000)],
+        prefill=[(1, 200), (2, 1500), (3, 3000)],
+        dynamic=[(6, 1500)],
+    ),
+    "holdout2": dict(
+        models="llama-1b-deep,qwen3-2b-wide,mistral-4b,qwen2-1b-narrow",
+        decode=[(3, 1200), (16, 2500), (48, 600)],
+        prefill=[(1, 64), (1, 400), (2, 1200), (4, 2500)],
+        dynamic=[(2, 900), (12, 2000)],
+    ),
 }
 
 
@@ -79,7 +85,9 @@ def load_tp(d: Any, name: str, scratch: Path, layers: int | None = None) -> Any:
 
 
 @torch.no_grad()
-def decode_graph(d: Any, model: Any, cfg: Any, batch: int, context: int, replays: int, trace: Path | None) -> list[float]:
+def decode_graph(
+    d: Any, model: Any, cfg: Any, batch: int, context: int, replays: int, trace: Path | None
+) -> list[float]:
     cache = static_cache(cfg, batch, context + 64)
     tok = torch.randint(0, cfg.vocab_size, (batch, 1), device=d.dev)
     pos = torch.tensor([context], device=d.dev)
@@ -99,8 +107,9 @@ def decode_graph(d: Any, model: Any, cfg: Any, batch: int, context: int, replays
 
 
 @torch.no_grad()
-def prefill(d: Any, model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Path | None,
-            rec: dict[str, Any]) -> list[float]:
+def prefill(
+    d: Any, model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Path | None, rec: dict[str, Any]
+) -> list[float]:
     ids = torch.randint(0, cfg.vocab_size, (batch, seq), device=d.dev)
 
     def step() -> None:
@@ -116,8 +125,9 @@ def prefill(d: Any, model: Any, cfg: Any, batch: int, seq: int, steps: int, trac
 
 
 @torch.no_grad()
-def dynamic(d: Any, model: Any, cfg: Any, batch: int, context: int, steps: int, trace: Path | None,
-            rec: dict[str, Any]) -> list[float]:
+def dynamic(
+    d: Any, model: Any, cfg: Any, batch: int, context: int, steps: int, trace: Path | None, rec: dict[str, Any]
+) -> list[float]:
     ids = torch.randint(0, cfg.vocab_size, (batch, context), device=d.dev)
     cache = model(input_ids=ids, use_cache=True).past_key_values
     tok = torch.randint(0, cfg.vocab_size, (batch, 1), device=d.dev)
@@ -155,23 +165,37 @@ def host_layers(d: Any, models: str, scratch: Path, seq: int, out: Path) -> None
             model, cfg = models[layers]
             ids = torch.randint(0, cfg.vocab_size, (1, seq), device=d.dev)
             d.barrier()
-            steps[layers].append(max(d.gather_obj(timed(lambda: model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)))))
+            steps[layers].append(
+                max(d.gather_obj(timed(lambda: model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1))))
+            )
         del models
         torch.cuda.empty_cache()
         ops.append(hot_op_s())
         per_rank = d.gather_obj(ops)
         hot = max(sum(o) / 2 for o in per_rank)
         t2, t10 = (statistics.mean(steps[n]) for n in (2, 10))
-        case = {"impl": "hf", "model": name, "gpus": d.world, "steps_2_layers_s": steps[2], "steps_10_layers_s": steps[10],
-                "host_per_layer_s": (t10 - t2) / 8, "host_fixed_s": t2 - 2 * (t10 - t2) / 8, "hot_op_s": hot,
-                "hot_op_before_after_s_per_rank": per_rank}
+        case = {
+            "impl": "hf",
+            "model": name,
+            "gpus": d.world,
+            "steps_2_layers_s": steps[2],
+            "steps_10_layers_s": steps[10],
+            "host_per_layer_s": (t10 - t2) / 8,
+            "host_fixed_s": t2 - 2 * (t10 - t2) / 8,
+            "hot_op_s": hot,
+            "hot_op_before_after_s_per_rank": per_rank,
+        }
         case["host_per_layer_ops"] = case["host_per_layer_s"] / hot
         if d.rank == 0:
             doc["cases"].append(case)
             out.mkdir(parents=True, exist_ok=True)
             (out / "host_layers.json").write_text(json.dumps(doc, indent=1))
-            print(name, f"{case['host_per_layer_s'] * 1e6:.1f} us/layer = {case['host_per_layer_ops']:.1f} ops,",
-                  f"fixed {case['host_fixed_s'] * 1e6:.0f} us = {case['host_fixed_s'] / hot:.0f} ops", flush=True)
+            print(
+                name,
+                f"{case['host_per_layer_s'] * 1e6:.1f} us/layer = {case['host_per_layer_ops']:.1f} ops,",
+                f"fixed {case['host_fixed_s'] * 1e6:.0f} us = {case['host_fixed_s'] / hot:.0f} ops",
+                flush=True,
+            )
 
 
 def main() -> int:
@@ -183,7 +207,9 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=7)
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--budget-s", type=float, default=400)
-    ap.add_argument("--host-layers", action="store_true", help="only the host's time per layer (host_layers), --seq tokens")
+    ap.add_argument(
+        "--host-layers", action="store_true", help="only the host's time per layer (host_layers), --seq tokens"
+    )
     ap.add_argument("--seq", type=int, default=4)
     args = ap.parse_args()
     d = llm_bench.Dist("cuda")
@@ -198,8 +224,13 @@ def main() -> int:
         return 0
 
     spec = SETS[args.set]
-    doc: dict[str, Any] = {**run_header("roofcalc-impl-bench-1"), "set": f"hf-tp-{args.set}", "gpus": d.world,
-                           "transformers": transformers.__version__, "cases": []}
+    doc: dict[str, Any] = {
+        **run_header("roofcalc-impl-bench-1"),
+        "set": f"hf-tp-{args.set}",
+        "gpus": d.world,
+        "transformers": transformers.__version__,
+        "cases": [],
+    }
     out = Path(args.out)
     tdir = out / "traces"
     if d.rank == 0:
@@ -214,19 +245,36 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001 - recorded, the run goes on
             traceback.print_exc(limit=4)
             if d.rank == 0:
-                doc["cases"].append({"label": f"hf-tp-{name}", "model": name, "config": cfgd,
-                                     "error": f"load: {type(e).__name__}: {e}"[:400]})
+                doc["cases"].append(
+                    {
+                        "label": f"hf-tp-{name}",
+                        "model": name,
+                        "config": cfgd,
+                        "error": f"load: {type(e).__name__}: {e}"[:400],
+                    }
+                )
             continue
-        plan = ([("hf-static", "decode", b, c) for b, c in spec["decode"]]
-                + [("hf", "prefill", b, s) for b, s in spec["prefill"]]
-                + [("hf-dynamic", "decode", b, c) for b, c in spec["dynamic"]])
+        plan = (
+            [("hf-static", "decode", b, c) for b, c in spec["decode"]]
+            + [("hf", "prefill", b, s) for b, s in spec["prefill"]]
+            + [("hf-dynamic", "decode", b, c) for b, c in spec["dynamic"]]
+        )
         traced: set[str] = set()
         for impl, phase, b, n in plan:
             graphs = impl == "hf-static"
             size = "context" if phase == "decode" else "seq"
             label = f"{impl}-tp{d.world}-{name}-{phase}-b{b}-{'c' if phase == 'decode' else 's'}{n}"
-            case: dict[str, Any] = {"model": name, "config": cfgd, "impl": impl, "phase": phase, "batch": b,
-                                    "gpus": d.world, "cuda_graphs": graphs, size: n, "label": label}
+            case: dict[str, Any] = {
+                "model": name,
+                "config": cfgd,
+                "impl": impl,
+                "phase": phase,
+                "batch": b,
+                "gpus": d.world,
+                "cuda_graphs": graphs,
+                size: n,
+                "label": label,
+            }
             if graphs:
                 case["max_cache_len"] = n + 64
             tpath = None
@@ -254,8 +302,11 @@ def main() -> int:
             hosts = d.gather_obj(rec.get("host_op_s"))
             if d.rank == 0:
                 ok = all(per_rank) and not any(errors)
-                case.update(error=next((e for e in errors if e), None), times_s_per_rank=per_rank,
-                            median_s=statistics.median(max(ts) for ts in zip(*per_rank)) if ok else None)
+                case.update(
+                    error=next((e for e in errors if e), None),
+                    times_s_per_rank=per_rank,
+                    median_s=statistics.median(max(ts) for ts in zip(*per_rank)) if ok else None,
+                )
                 if any(hosts):
                     case["host_op_s_per_rank"] = hosts
                 if tpath is not None and ok:

@@ -36,90 +36,388 @@ from trace_capture import sync_time, trace_one
 
 # model_type, config; none of them is a preset of roofcalc's models/llm.yaml except where named
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "llama-1b": ("llama", dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
-                               num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=True, rope_theta=500000.0,
-                               max_position_embeddings=131072, head_dim=64)),
-    "qwen2-0.5b": ("qwen2", dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                                 num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
-                                 rope_theta=1000000.0, max_position_embeddings=32768)),
-    "qwen3-0.6b": ("qwen3", dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
-                                 num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
-                                 rope_theta=1000000.0, max_position_embeddings=40960)),
-    "phi3-mini": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=32, num_attention_heads=32,
-                               num_key_value_heads=32, vocab_size=32064, tie_word_embeddings=False,
-                               max_position_embeddings=4096, original_max_position_embeddings=4096,
-                               sliding_window=None, pad_token_id=0)),
-    "nemo-16l": ("mistral", dict(hidden_size=5120, intermediate_size=14336, num_hidden_layers=16, num_attention_heads=32,
-                                 num_key_value_heads=8, head_dim=128, vocab_size=131072, tie_word_embeddings=False,
-                                 rope_theta=1000000.0, max_position_embeddings=131072, sliding_window=None)),
+    "llama-1b": (
+        "llama",
+        dict(
+            hidden_size=2048,
+            intermediate_size=8192,
+            num_hidden_layers=16,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=128256,
+            tie_word_embeddings=True,
+            rope_theta=500000.0,
+            max_position_embeddings=131072,
+            head_dim=64,
+        ),
+    ),
+    "qwen2-0.5b": (
+        "qwen2",
+        dict(
+            hidden_size=896,
+            intermediate_size=4864,
+            num_hidden_layers=24,
+            num_attention_heads=14,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+        ),
+    ),
+    "qwen3-0.6b": (
+        "qwen3",
+        dict(
+            hidden_size=1024,
+            intermediate_size=3072,
+            num_hidden_layers=28,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=40960,
+        ),
+    ),
+    "phi3-mini": (
+        "phi3",
+        dict(
+            hidden_size=3072,
+            intermediate_size=8192,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            vocab_size=32064,
+            tie_word_embeddings=False,
+            max_position_embeddings=4096,
+            original_max_position_embeddings=4096,
+            sliding_window=None,
+            pad_token_id=0,
+        ),
+    ),
+    "nemo-16l": (
+        "mistral",
+        dict(
+            hidden_size=5120,
+            intermediate_size=14336,
+            num_hidden_layers=16,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=131072,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=131072,
+            sliding_window=None,
+        ),
+    ),
     # hold-out architectures
-    "llama-8b": ("llama", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-                               num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False,
-                               rope_theta=500000.0, max_position_embeddings=131072)),
-    "qwen2-1.5b": ("qwen2", dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
-                                 num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
-                                 rope_theta=1000000.0, max_position_embeddings=32768)),
-    "qwen3-4b": ("qwen3", dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32,
-                               num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
-                               rope_theta=1000000.0, max_position_embeddings=40960)),
-    "phi3-small-gqa": ("phi3", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=24,
-                                    num_attention_heads=16, num_key_value_heads=4, vocab_size=32064,
-                                    tie_word_embeddings=False, max_position_embeddings=16384,
-                                    original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    "llama-8b": (
+        "llama",
+        dict(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=128256,
+            tie_word_embeddings=False,
+            rope_theta=500000.0,
+            max_position_embeddings=131072,
+        ),
+    ),
+    "qwen2-1.5b": (
+        "qwen2",
+        dict(
+            hidden_size=1536,
+            intermediate_size=8960,
+            num_hidden_layers=28,
+            num_attention_heads=12,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+        ),
+    ),
+    "qwen3-4b": (
+        "qwen3",
+        dict(
+            hidden_size=2560,
+            intermediate_size=9728,
+            num_hidden_layers=36,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=40960,
+        ),
+    ),
+    "phi3-small-gqa": (
+        "phi3",
+        dict(
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_hidden_layers=24,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            vocab_size=32064,
+            tie_word_embeddings=False,
+            max_position_embeddings=16384,
+            original_max_position_embeddings=16384,
+            sliding_window=None,
+            pad_token_id=0,
+        ),
+    ),
     # hold-out 2 architectures
-    "llama-3b": ("llama", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=28, num_attention_heads=24,
-                               num_key_value_heads=8, head_dim=128, vocab_size=128256, tie_word_embeddings=True,
-                               rope_theta=500000.0, max_position_embeddings=131072)),
-    "qwen2-7b": ("qwen2", dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
-                               num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False,
-                               rope_theta=1000000.0, max_position_embeddings=32768)),
-    "qwen3-1.7b": ("qwen3", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=28, num_attention_heads=16,
-                                 num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
-                                 rope_theta=1000000.0, max_position_embeddings=40960)),
-    "phi3-medium-20l": ("phi3", dict(hidden_size=5120, intermediate_size=17920, num_hidden_layers=20,
-                                     num_attention_heads=40, num_key_value_heads=10, vocab_size=32064,
-                                     tie_word_embeddings=False, max_position_embeddings=4096,
-                                     original_max_position_embeddings=4096, sliding_window=None, pad_token_id=0)),
-    "nemo-12b": ("mistral", dict(hidden_size=5120, intermediate_size=14336, num_hidden_layers=40, num_attention_heads=32,
-                                 num_key_value_heads=8, head_dim=128, vocab_size=131072, tie_word_embeddings=False,
-                                 rope_theta=1000000.0, max_position_embeddings=131072, sliding_window=None)),
+    "llama-3b": (
+        "llama",
+        dict(
+            hidden_size=3072,
+            intermediate_size=8192,
+            num_hidden_layers=28,
+            num_attention_heads=24,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=128256,
+            tie_word_embeddings=True,
+            rope_theta=500000.0,
+            max_position_embeddings=131072,
+        ),
+    ),
+    "qwen2-7b": (
+        "qwen2",
+        dict(
+            hidden_size=3584,
+            intermediate_size=18944,
+            num_hidden_layers=28,
+            num_attention_heads=28,
+            num_key_value_heads=4,
+            vocab_size=152064,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+        ),
+    ),
+    "qwen3-1.7b": (
+        "qwen3",
+        dict(
+            hidden_size=2048,
+            intermediate_size=6144,
+            num_hidden_layers=28,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=40960,
+        ),
+    ),
+    "phi3-medium-20l": (
+        "phi3",
+        dict(
+            hidden_size=5120,
+            intermediate_size=17920,
+            num_hidden_layers=20,
+            num_attention_heads=40,
+            num_key_value_heads=10,
+            vocab_size=32064,
+            tie_word_embeddings=False,
+            max_position_embeddings=4096,
+            original_max_position_embeddings=4096,
+            sliding_window=None,
+            pad_token_id=0,
+        ),
+    ),
+    "nemo-12b": (
+        "mistral",
+        dict(
+            hidden_size=5120,
+            intermediate_size=14336,
+            num_hidden_layers=40,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=131072,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=131072,
+            sliding_window=None,
+        ),
+    ),
     # hold-out 3 architectures
-    "llama-2b-wide": ("llama", dict(hidden_size=2560, intermediate_size=6912, num_hidden_layers=24, num_attention_heads=20,
-                                    num_key_value_heads=4, head_dim=128, vocab_size=128256, tie_word_embeddings=True,
-                                    rope_theta=500000.0, max_position_embeddings=131072)),
-    "qwen2-3b": ("qwen2", dict(hidden_size=2048, intermediate_size=11008, num_hidden_layers=36, num_attention_heads=16,
-                               num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
-                               rope_theta=1000000.0, max_position_embeddings=32768)),
-    "qwen3-8b-20l": ("qwen3", dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=20, num_attention_heads=32,
-                                   num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=False,
-                                   rope_theta=1000000.0, max_position_embeddings=40960)),
-    "phi3-gqa-128": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=32, num_attention_heads=24,
-                                  num_key_value_heads=8, vocab_size=32064, tie_word_embeddings=False,
-                                  max_position_embeddings=8192, original_max_position_embeddings=8192,
-                                  sliding_window=None, pad_token_id=0)),
-    "mistral-20l": ("mistral", dict(hidden_size=5120, intermediate_size=14336, num_hidden_layers=20, num_attention_heads=40,
-                                    num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
-                                    rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
+    "llama-2b-wide": (
+        "llama",
+        dict(
+            hidden_size=2560,
+            intermediate_size=6912,
+            num_hidden_layers=24,
+            num_attention_heads=20,
+            num_key_value_heads=4,
+            head_dim=128,
+            vocab_size=128256,
+            tie_word_embeddings=True,
+            rope_theta=500000.0,
+            max_position_embeddings=131072,
+        ),
+    ),
+    "qwen2-3b": (
+        "qwen2",
+        dict(
+            hidden_size=2048,
+            intermediate_size=11008,
+            num_hidden_layers=36,
+            num_attention_heads=16,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+        ),
+    ),
+    "qwen3-8b-20l": (
+        "qwen3",
+        dict(
+            hidden_size=4096,
+            intermediate_size=12288,
+            num_hidden_layers=20,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=151936,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=40960,
+        ),
+    ),
+    "phi3-gqa-128": (
+        "phi3",
+        dict(
+            hidden_size=3072,
+            intermediate_size=8192,
+            num_hidden_layers=32,
+            num_attention_heads=24,
+            num_key_value_heads=8,
+            vocab_size=32064,
+            tie_word_embeddings=False,
+            max_position_embeddings=8192,
+            original_max_position_embeddings=8192,
+            sliding_window=None,
+            pad_token_id=0,
+        ),
+    ),
+    "mistral-20l": (
+        "mistral",
+        dict(
+            hidden_size=5120,
+            intermediate_size=14336,
+            num_hidden_layers=20,
+            num_attention_heads=40,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=32768,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+            sliding_window=None,
+        ),
+    ),
     # hold-out 5 architectures
-    "llama-1b-deep": ("llama", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32,
-                                    num_key_value_heads=4, vocab_size=32000, tie_word_embeddings=False,
-                                    rope_theta=10000.0, max_position_embeddings=8192)),
-    "qwen2-1b-narrow": ("qwen2", dict(hidden_size=1792, intermediate_size=9472, num_hidden_layers=20,
-                                      num_attention_heads=14, num_key_value_heads=2, vocab_size=151936,
-                                      tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
-    "qwen3-2b-wide": ("qwen3", dict(hidden_size=2560, intermediate_size=7680, num_hidden_layers=24, num_attention_heads=20,
-                                    num_key_value_heads=4, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
-                                    rope_theta=1000000.0, max_position_embeddings=40960)),
-    "mistral-4b": ("mistral", dict(hidden_size=3072, intermediate_size=9216, num_hidden_layers=24, num_attention_heads=24,
-                                   num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
-                                   rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
-    "phi3-mini-12l": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=12, num_attention_heads=32,
-                                   num_key_value_heads=32, vocab_size=32064, tie_word_embeddings=False,
-                                   max_position_embeddings=4096, original_max_position_embeddings=4096,
-                                   sliding_window=None, pad_token_id=0)),
-    "mistral-7b": ("mistral", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-                                   num_key_value_heads=8, head_dim=128, vocab_size=32768, tie_word_embeddings=False,
-                                   rope_theta=1000000.0, max_position_embeddings=32768, sliding_window=None)),
+    "llama-1b-deep": (
+        "llama",
+        dict(
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_hidden_layers=22,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+            vocab_size=32000,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            max_position_embeddings=8192,
+        ),
+    ),
+    "qwen2-1b-narrow": (
+        "qwen2",
+        dict(
+            hidden_size=1792,
+            intermediate_size=9472,
+            num_hidden_layers=20,
+            num_attention_heads=14,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+        ),
+    ),
+    "qwen3-2b-wide": (
+        "qwen3",
+        dict(
+            hidden_size=2560,
+            intermediate_size=7680,
+            num_hidden_layers=24,
+            num_attention_heads=20,
+            num_key_value_heads=4,
+            head_dim=128,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            max_position_embeddings=40960,
+        ),
+    ),
+    "mistral-4b": (
+        "mistral",
+        dict(
+            hidden_size=3072,
+            intermediate_size=9216,
+            num_hidden_layers=24,
+            num_attention_heads=24,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=32768,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+            sliding_window=None,
+        ),
+    ),
+    "phi3-mini-12l": (
+        "phi3",
+        dict(
+            hidden_size=3072,
+            intermediate_size=8192,
+            num_hidden_layers=12,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            vocab_size=32064,
+            tie_word_embeddings=False,
+            max_position_embeddings=4096,
+            original_max_position_embeddings=4096,
+            sliding_window=None,
+            pad_token_id=0,
+        ),
+    ),
+    "mistral-7b": (
+        "mistral",
+        dict(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=128,
+            vocab_size=32768,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            max_position_embeddings=32768,
+            sliding_window=None,
+        ),
+    ),
 }
 
 SETS = {
@@ -172,7 +470,15 @@ def config_of(name: str) -> dict[str, Any]:
 
 def kv_bytes(cfg: dict[str, Any], batch: int, tokens: int) -> int:
     d = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    return 2 * 2 * batch * tokens * cfg["num_hidden_layers"] * (cfg.get("num_key_value_heads") or cfg["num_attention_heads"]) * d
+    return (
+        2
+        * 2
+        * batch
+        * tokens
+        * cfg["num_hidden_layers"]
+        * (cfg.get("num_key_value_heads") or cfg["num_attention_heads"])
+        * d
+    )
 
 
 def build_hf(name: str) -> Any:
@@ -214,8 +520,10 @@ def graph_time(fn: Any, replays: int) -> tuple[list[float], Any]:
 def static_cache(cfg: Any, batch: int, length: int) -> Any:
     from transformers import StaticCache
 
-    for kw in (dict(config=cfg, max_batch_size=batch, max_cache_len=length, device="cuda", dtype=torch.bfloat16),
-               dict(config=cfg, max_cache_len=length)):
+    for kw in (
+        dict(config=cfg, max_batch_size=batch, max_cache_len=length, device="cuda", dtype=torch.bfloat16),
+        dict(config=cfg, max_cache_len=length),
+    ):
         try:
             return StaticCache(**kw)
         except TypeError:
@@ -224,7 +532,9 @@ def static_cache(cfg: Any, batch: int, length: int) -> Any:
 
 
 @torch.no_grad()
-def hf_static(model: Any, cfg: Any, batch: int, context: int, cache_len: int, replays: int, trace: Path | None) -> dict[str, Any]:
+def hf_static(
+    model: Any, cfg: Any, batch: int, context: int, cache_len: int, replays: int, trace: Path | None
+) -> dict[str, Any]:
     cache = static_cache(cfg, batch, cache_len)
     tok = torch.randint(0, cfg.vocab_size, (batch, 1), device="cuda")
     pos = torch.tensor([context], device="cuda")
@@ -387,8 +697,11 @@ def host_figures(names: list[str]) -> dict[str, Any]:
                 F.scaled_dot_product_attention(q, k, k, enable_gqa=kvh != h)
                 torch.cuda.synchronize()
                 lst.append(time.perf_counter() - t0)
-        out["cudnn"][name] = {"new_length_s": new, "seen_length_s": seen,
-                              "plan_s": statistics.median(new) - statistics.median(seen)}
+        out["cudnn"][name] = {
+            "new_length_s": new,
+            "seen_length_s": seen,
+            "plan_s": statistics.median(new) - statistics.median(seen),
+        }
     return out
 
 
@@ -412,8 +725,15 @@ def profiler_check(name: str, batch: int, seq: int, steps: int) -> dict[str, Any
     after = [sync_time(step) for _ in range(steps)]
     del model
     torch.cuda.empty_cache()
-    return {"model": name, "batch": batch, "seq": seq, "before_s": before, "after_s": after,
-            "before_median_s": statistics.median(before), "after_median_s": statistics.median(after)}
+    return {
+        "model": name,
+        "batch": batch,
+        "seq": seq,
+        "before_s": before,
+        "after_s": after,
+        "before_median_s": statistics.median(before),
+        "after_median_s": statistics.median(after),
+    }
 
 
 def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
@@ -454,7 +774,14 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
             try:
                 model, cfg = build_hf(name)
             except Exception as e:  # noqa: BLE001
-                doc["cases"].append({"label": f"hf-{name}", "model": name, "config": cfgd, "error": f"build: {type(e).__name__}: {e}"[:400]})
+                doc["cases"].append(
+                    {
+                        "label": f"hf-{name}",
+                        "model": name,
+                        "config": cfgd,
+                        "error": f"build: {type(e).__name__}: {e}"[:400],
+                    }
+                )
                 print("build failed", name, e, flush=True)
         base = {"model": name, "config": cfgd}
         if model is not None and "hf-static" in impls:
@@ -463,37 +790,81 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                 if kv_bytes(cfgd, b, L) > KV_BUDGET:
                     continue
                 lab = f"hf-static-{name}-decode-b{b}-c{c}-L{L}"
-                record({**base, "label": lab, "impl": "hf-static", "phase": "decode", "batch": b, "context": c,
-                        "max_cache_len": L, "cuda_graphs": True},
-                       lambda b=b, c=c, L=L, lab=lab: hf_static(model, cfg, b, c, L, args.replays, tpath("static", lab)))
+                record(
+                    {
+                        **base,
+                        "label": lab,
+                        "impl": "hf-static",
+                        "phase": "decode",
+                        "batch": b,
+                        "context": c,
+                        "max_cache_len": L,
+                        "cuda_graphs": True,
+                    },
+                    lambda b=b, c=c, L=L, lab=lab: hf_static(model, cfg, b, c, L, args.replays, tpath("static", lab)),
+                )
         if model is not None and "hf-dynamic" in impls:
             for b, c in spec["dynamic"]:
                 if kv_bytes(cfgd, b, c + 64) > KV_BUDGET:
                     continue
                 lab = f"hf-dynamic-{name}-decode-b{b}-c{c}"
-                record({**base, "label": lab, "impl": "hf-dynamic", "phase": "decode", "batch": b, "context": c,
-                        "cuda_graphs": False},
-                       lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)))
+                record(
+                    {
+                        **base,
+                        "label": lab,
+                        "impl": "hf-dynamic",
+                        "phase": "decode",
+                        "batch": b,
+                        "context": c,
+                        "cuda_graphs": False,
+                    },
+                    lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)),
+                )
         if model is not None and "hf-dynamic-flash" in impls:
             for b, c in spec["dynamic"]:
                 lab = f"hf-dynamic-flash-{name}-decode-b{b}-c{c}"
-                record({**base, "label": lab, "impl": "hf-dynamic-flash", "phase": "decode", "batch": b, "context": c,
-                        "cuda_graphs": False},
-                       lambda b=b, c=c: hf_dynamic_flash(model, cfg, b, c, args.steps))
+                record(
+                    {
+                        **base,
+                        "label": lab,
+                        "impl": "hf-dynamic-flash",
+                        "phase": "decode",
+                        "batch": b,
+                        "context": c,
+                        "cuda_graphs": False,
+                    },
+                    lambda b=b, c=c: hf_dynamic_flash(model, cfg, b, c, args.steps),
+                )
         if model is not None and args.trace_shapes:
             for b, c in spec.get("trace_decode", []):
                 if kv_bytes(cfgd, b, c + args.slack) > KV_BUDGET:
                     continue
                 lab = f"hf-static-{name}-decode-b{b}-c{c}-L{c + args.slack}"
-                record({**base, "label": lab + "-traced", "impl": "hf-static", "phase": "decode", "batch": b, "context": c,
-                        "max_cache_len": c + args.slack, "cuda_graphs": True, "purpose": "kernel times"},
-                       lambda b=b, c=c, lab=lab: hf_static(model, cfg, b, c, c + args.slack, args.replays,
-                                                           tdir / f"{lab}.json.gz"))
+                record(
+                    {
+                        **base,
+                        "label": lab + "-traced",
+                        "impl": "hf-static",
+                        "phase": "decode",
+                        "batch": b,
+                        "context": c,
+                        "max_cache_len": c + args.slack,
+                        "cuda_graphs": True,
+                        "purpose": "kernel times",
+                    },
+                    lambda b=b, c=c, lab=lab: hf_static(
+                        model, cfg, b, c, c + args.slack, args.replays, tdir / f"{lab}.json.gz"
+                    ),
+                )
         if model is not None and "hf-prefill" in impls:
             for b, s in spec["prefill"]:
                 lab = f"hf-{name}-prefill-b{b}-s{s}"
-                record({**base, "label": lab, "impl": "hf", "phase": "prefill", "batch": b, "seq": s},
-                       lambda b=b, s=s, lab=lab: hf_prefill(model, cfg, b, s, max(5, args.steps // 2), tpath("prefill", lab)))
+                record(
+                    {**base, "label": lab, "impl": "hf", "phase": "prefill", "batch": b, "seq": s},
+                    lambda b=b, s=s, lab=lab: hf_prefill(
+                        model, cfg, b, s, max(5, args.steps // 2), tpath("prefill", lab)
+                    ),
+                )
         del model
         torch.cuda.empty_cache()
         if "fused" in impls and cfgd["model_type"] in ("llama", "mistral"):
@@ -501,12 +872,26 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                 if kv_bytes(cfgd, b, c + 1) > KV_BUDGET:
                     continue
                 lab = f"fused-{name}-decode-b{b}-c{c}"
-                record({**base, "label": lab, "impl": "fused", "phase": "decode", "batch": b, "context": c, "cuda_graphs": True},
-                       lambda b=b, c=c, lab=lab: fused_decode(cfgd, b, c, args.replays, tpath("fused-decode", lab)))
+                record(
+                    {
+                        **base,
+                        "label": lab,
+                        "impl": "fused",
+                        "phase": "decode",
+                        "batch": b,
+                        "context": c,
+                        "cuda_graphs": True,
+                    },
+                    lambda b=b, c=c, lab=lab: fused_decode(cfgd, b, c, args.replays, tpath("fused-decode", lab)),
+                )
             for b, s in spec["prefill"]:
                 lab = f"fused-{name}-prefill-b{b}-s{s}"
-                record({**base, "label": lab, "impl": "fused", "phase": "prefill", "batch": b, "seq": s},
-                       lambda b=b, s=s, lab=lab: fused_prefill(cfgd, b, s, max(5, args.steps // 2), tpath("fused-prefill", lab)))
+                record(
+                    {**base, "label": lab, "impl": "fused", "phase": "prefill", "batch": b, "seq": s},
+                    lambda b=b, s=s, lab=lab: fused_prefill(
+                        cfgd, b, s, max(5, args.steps // 2), tpath("fused-prefill", lab)
+                    ),
+                )
 
 
 def main() -> int:
@@ -521,7 +906,9 @@ def main() -> int:
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--trace-shapes", action="store_true", help="also trace the set's trace_decode shapes (hf-static)")
     ap.add_argument("--host", action="store_true", help="time the host's figures first (host_figures)")
-    ap.add_argument("--profiler-check", action="store_true", help="last: a prefill timed before and after a profiler session")
+    ap.add_argument(
+        "--profiler-check", action="store_true", help="last: a prefill timed before and after a profiler session"
+    )
     ap.add_argument("--budget-s", type=float, default=420)
     args = ap.parse_args()
     out = Path(args.out)
@@ -540,8 +927,12 @@ def main() -> int:
     if args.host:
         doc["host"] = host_figures((args.models or SETS[args.set]["models"]).split(","))
         (out / "times.json").write_text(json.dumps(doc, indent=1))
-        print("host", {k: v for k, v in doc["host"].items() if k != "cudnn"},
-              {k: round(v["plan_s"] * 1e3, 2) for k, v in doc["host"]["cudnn"].items()}, flush=True)
+        print(
+            "host",
+            {k: v for k, v in doc["host"].items() if k != "cudnn"},
+            {k: round(v["plan_s"] * 1e3, 2) for k, v in doc["host"]["cudnn"].items()},
+            flush=True,
+        )
     run_cases(args, doc, out)
     if args.profiler_check:
         name = (args.models or SETS[args.set]["models"]).split(",")[0]

@@ -43,8 +43,14 @@ def model_layer_ops(config: dict[str, Any], gpus: int) -> float:
     op_s = hw.expected.torch_op_floor_s.value
     ops = []
     for layers in (2, 10):
-        case = {"config": {**config, "num_hidden_layers": layers}, "batch": 1, "impl": "hf", "gpus": gpus,
-                "phase": "prefill", "seq": 4}
+        case = {
+            "config": {**config, "num_hidden_layers": layers},
+            "batch": 1,
+            "impl": "hf",
+            "gpus": gpus,
+            "phase": "prefill",
+            "seq": 4,
+        }
         p, preset = params_of(case)
         r = evaluate(load_op("prefill"), hw, p, preset)
         ops.append(next(t.seconds for t in r.expected_terms if t.name == "host issue") / op_s)
@@ -60,16 +66,25 @@ def derive() -> dict[str, Any]:
         for c in json.loads((SET / run).read_text())["cases"]:
             m = c["model"]
             model_diff = model_layer_ops(configs[m], 2) - model_layer_ops(configs[m], 1)
-            rows.append({"run": run, "model": m, "measured_diff_ops": c["host_per_layer_ops"] - one[m],
-                         "model_diff_ops": model_diff, "excess_ops": c["host_per_layer_ops"] - one[m] - model_diff})
+            rows.append(
+                {
+                    "run": run,
+                    "model": m,
+                    "measured_diff_ops": c["host_per_layer_ops"] - one[m],
+                    "model_diff_ops": model_diff,
+                    "excess_ops": c["host_per_layer_ops"] - one[m] - model_diff,
+                }
+            )
     return {"rows": rows, "hf_tp_layer_ops": statistics.median(r["excess_ops"] for r in rows)}
 
 
 def main() -> int:
     d = derive()
     for r in d["rows"]:
-        print(f"{r['run']:10s} {r['model']:12s} measured +{r['measured_diff_ops']:6.1f}  roofcalc +{r['model_diff_ops']:5.1f}"
-              f"  excess {r['excess_ops']:6.1f}")
+        print(
+            f"{r['run']:10s} {r['model']:12s} measured +{r['measured_diff_ops']:6.1f}  roofcalc +{r['model_diff_ops']:5.1f}"
+            f"  excess {r['excess_ops']:6.1f}"
+        )
     print(f"hf_tp_layer_ops = {d['hf_tp_layer_ops']:.1f} (median of {len(d['rows'])})")
     return 0
 

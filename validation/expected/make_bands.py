@@ -91,7 +91,7 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             tp = "tp" if row.get("gpus", 1) > 1 else "1gpu"
             k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/{tp}"
             ratios.setdefault(k, []).append(float(row["ratio"]))
-            cards.setdefault(k, set()).add(rep["set"].split("/")[0].upper())
+            cards.setdefault(k, set()).add(rep["set"].split("/")[0].split("x")[0].upper())  # h100x2: H100 cards
             if rep["role"].get(row["kind"]) == "hold-out":
                 fresh.add(k)
     return ratios

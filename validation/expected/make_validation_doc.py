@@ -229,7 +229,11 @@ NAMED_SETS = (
     "h200/impl-holdout2",
     "h200/impl-holdout3",
     "h100/impl-holdout4",
+    "h100/impl-holdout5",
     "h100x2/impl-tp1",
+    "h100x2/hf-tp-dev",
+    "h100x2/hf-tp-holdout1",
+    "h100x2/hf-tp-holdout2",
 )
 
 
@@ -256,9 +260,11 @@ def named_section() -> list[str]:
         "Steps of Hugging Face transformers (`hf`: StaticCache decode replayed from a CUDA graph, and",
         "prefill; `hf-dynamic`: DynamicCache decode from Python) and of a fused serving layout",
         "(`fused`, `validation/bench/fused_model.py`) on random-weight models from configs, timed by",
-        "`validation/bench/impl_bench.py` (`python3 validation/expected/named_report.py SET`). Ratios",
-        "use the host's op time measured in the same process where the set has it (`host of the",
-        "run`), else the registry's. Targets: prefill [0.8, 1.25], decode from a CUDA graph",
+        '`validation/bench/impl_bench.py` and, under tensor parallelism (transformers\' `tp_plan="auto"`),',
+        "`validation/bench/hf_tp.py` (`python3 validation/expected/named_report.py SET`). Ratios use",
+        "the host's op time timed just before and after each step issued from Python where the set",
+        "has it (`host around each case`), else the one timed in the same process (`host of the run`),",
+        "else the registry's. Targets: prefill [0.8, 1.25], decode from a CUDA graph",
         "[0.85, 1.2], decode from Python [0.67, 1.5]. A set's role is per kind of step: a hold-out",
         "whose host-paced steps informed a change counts those in-sample since (each report's",
         "`note`). The host-paced steps of impl-dev1 and impl-dev2 ran after a profiler session in",

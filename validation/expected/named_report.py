@@ -41,6 +41,7 @@ HOLDOUTS: dict[str, set[str]] = {
     "h100x2/impl-tp1": {"graphs", "prefill", "python"},
     "h100/impl-holdout5": {"graphs", "prefill", "python"},
     "h100x2/hf-tp-holdout1": {"graphs"},
+    "h100x2/hf-tp-holdout2": {"graphs", "prefill", "python"},
 }
 # hold-outs that informed a later change, and so are training data now
 SPENT = {
@@ -142,7 +143,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[f"{impl}/{kind}"] = {
                 "cases": len(xs),
                 "figures": ("host around each case" if all(r.get("host_figure") for r in sel) else "host of the run")
-                if key == "ratio_host" else "registry",
+                if key == "ratio_host"
+                else "registry",
                 "median": round(statistics.median(xs), 3),
                 "min": round(min(xs), 3),
                 "max": round(max(xs), 3),
