@@ -369,3 +369,109 @@ def test_the_profiler_overhead_is_the_committed_measurement() -> None:
         o["profiler_overhead"]["per_launch_s"],
     )
     assert (ROOT / m.source).exists()
+
+
+TRACE5 = ROOT / "validation" / "traces" / "h100" / "impl-trace5"
+TP_DEV = ROOT / "validation" / "traces" / "h100x2" / "hf-tp-dev"
+
+
+def test_the_graph_gap_is_what_its_fit_set_gives() -> None:
+    """roofcalc.impl.graph_replay(): the median over impl-dev1's seven graph decode steps traced at
+    the shape they were timed at of (replay time - the traced kernels' time) / kernels."""
+    import statistics
+
+    from roofcalc.impl import graph_replay
+
+    folder = ROOT / "validation" / "traces" / "h200" / "impl-dev1"
+    gaps = []
+    for c in json.loads((folder / "times.json").read_text())["cases"]:
+        if c.get("trace") and c.get("cuda_graphs"):
+            kernels = read_trace(folder / "traces" / c["trace"]).kernels
+            gaps.append((c["median_s"] - sum(k.dur for k in kernels) * 1e-6) / len(kernels))
+    g = graph_replay()
+    assert len(gaps) == 7 and g.kind == "fitted"
+    assert g.per_kernel_s == pytest.approx(statistics.median(gaps), abs=0.005e-6)
+
+
+def test_a_graph_replayed_step_from_the_command_line(tmp_path: Path) -> None:
+    """trace --save-impl --cuda-graphs: the kernels back to back, each after the graph's gap; at
+    the traced shape that is the traced kernels plus 0.37 us each."""
+    trace = TRACE5 / "traces" / "fused-llama-1b-deep-decode-b2-c600.json.gz"
+    out = tmp_path / "fused.yaml"
+    r = run(
+        "trace",
+        str(trace),
+        "--save-impl",
+        str(out),
+        "--batch",
+        "2",
+        "--context",
+        "600",
+        "--cuda-graphs",
+        "--hw",
+        "h100",
+    )
+    assert r.exit_code == 0, r.output
+    impl = load_impl(out)
+    assert impl.graph is not None and impl.gpus == 1
+    kernels = read_trace(trace).kernels
+    same = predict(impl, load_hardware("h100"), {"batch": 2, "context": 600})
+    assert same.step_s == pytest.approx(sum(k.dur for k in kernels) * 1e-6 + 0.37e-6 * len(kernels), rel=1e-6)
+    assert same.host_s == 0 and same.limiter == "gpu"
+    cfg = tmp_path / "cfg.json"
+    case = next(c for c in json.loads((TRACE5 / "times.json").read_text())["cases"] if c["model"] == "llama-1b-deep")
+    cfg.write_text(json.dumps(case["config"]))
+    doc = run_json("op", "decode", "--model-config", str(cfg), "--impl-file", str(out), "--batch", "8",
+                   "--context", "2400", "--hw", "h100")  # fmt: skip
+    assert any(t["name"] == "graph gaps" for t in doc["expected_terms"])
+    assert doc["summary"]["band"] is None or "traced-graphs" in doc["summary"]["band"]["kind"]
+    both = run("trace", str(trace), "--save-impl", str(tmp_path / "y.yaml"), "--batch", "2", "--context", "600",
+               "--cuda-graphs", "--step-time", "1ms")  # fmt: skip
+    assert both.exit_code == 2 and "--step-time" in both.stderr and not (tmp_path / "y.yaml").exists()
+    alone = run("trace", str(trace), "--cuda-graphs")
+    assert alone.exit_code == 2 and "--save-impl" in alone.stderr
+
+
+def test_strided_elementwise_kernels_stream_at_their_in_order_rate() -> None:
+    """ATen's legacy elementwise_kernel keeps one element per thread in flight: on an H200, 132
+    SMs x 2,048 threads x 2 bytes (bf16) over the loaded latency 0.4677 us = 1.156 TB/s."""
+    from roofcalc.impl.predict import _in_order_rate
+    from roofcalc.impl.spec import ImplKernel
+
+    k = ImplKernel(name="void at::native::elementwise_kernel<128, 4, ...>", kind="copy", call=0, stream=7,
+                   issue_us=0, measured_us=5, types=["c10::BFloat16"])  # fmt: skip
+    assert _in_order_rate(k, load_hardware("h200")) == pytest.approx(132 * 2048 * 2 / 4.677e-7, rel=1e-3)
+    vec = k.model_copy(update={"name": "void at::native::vectorized_elementwise_kernel<4, ...>"})
+    assert _in_order_rate(vec, load_hardware("h200")) is None
+
+
+def test_a_tensor_parallel_trace_predicts_its_own_gpu_count(tmp_path: Path) -> None:
+    """A rank's trace of transformers at TP=2 records its collectives' group (2 GPUs); predicted at
+    --gpus 2 its all-reduces take the card's graph-captured latency and bus bandwidth (the trace's
+    own include the wait for the other rank under the profiler); another GPU count is refused."""
+    trace = TP_DEV / "traces" / "hf-static-tp2-llama-1b-decode-b1-c512.json.gz"
+    out = tmp_path / "tp.yaml"
+    assert run("trace", str(trace), "--save-impl", str(out), "--batch", "1", "--context", "576", "--cuda-graphs",
+               "--hw", "h100").exit_code == 0  # fmt: skip
+    impl = load_impl(out)
+    assert impl.gpus == 2
+    comm = [k for k in impl.kernels if k.kind == "communication"]
+    assert len(comm) == 34 and all(k.comm_bytes for k in comm)
+    hw = load_hardware("h100")
+    times, _ = kernel_times(impl, hw, {"batch": 1, "context": 576})
+    e = hw.expected
+    lat, bus = float(e.allreduce_graph_latency_s.value), float(e.allreduce_bus_bytes_per_s.value)
+    ar = next(t for k, t in zip(impl.kernels, times, strict=True) if "AllReduce" in k.name)
+    assert ar == pytest.approx(lat + 2 * 1 * 2048 * 2 / 2 / bus)  # 2 x (n-1)/n of 2,048 bf16 elements
+    args = ("op", "decode", "--model", "llama-3.2-1b", "--impl-file", str(out), "--batch", "8", "--hw", "h100")
+    assert run_json(*args, "--context", "2048", "--gpus", "2")["expected_s"] > 0
+    one = run(*args, "--context", "2048")
+    assert one.exit_code == 1 and "traced on 2 GPUs" in one.stderr and "--gpus 1" in one.stderr
+
+
+@pytest.mark.parametrize("card_set", ["h100/impl-trace5", "h200/impl-dev1", "h100x2/hf-tp-dev"])
+def test_the_graph_reports_are_what_the_code_computes(card_set: str) -> None:
+    mod = load_script(ROOT / "validation" / "expected" / "impl_report.py")
+    card, name = card_set.split("/")
+    committed = json.loads((ROOT / "validation" / "expected" / card / f"impl-{name}-graphs.json").read_text())
+    assert json.loads(json.dumps(mod.report(card_set, True, True), sort_keys=True)) == committed

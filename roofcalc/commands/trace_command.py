@@ -79,6 +79,13 @@ def resolve_trace_hardware(
     help="--save-impl: the step timed without the profiler (e.g. 13.4ms): the host's time is taken from it",
 )
 @click.option(
+    "--cuda-graphs",
+    is_flag=True,
+    default=False,
+    help="--save-impl: the step runs replayed from a CUDA graph (traced from an eager run of the same code): "
+    "its kernels back to back, the host's timeline unused",
+)
+@click.option(
     "--plot",
     type=FileArg(),
     default=None,
@@ -96,6 +103,7 @@ def trace_cmd(
     context: int | None,
     seq: int | None,
     step_time: float | None,
+    cuda_graphs: bool,
     plot: str | None,
     as_json: bool,
 ) -> None:
@@ -123,6 +131,12 @@ def trace_cmd(
     if top < 0:
         raise click.BadParameter(f"must be 0 (every row) or more (got {top})", param_hint="'--top'")
     phase = _impl_phase(save_impl, batch, context, seq, step_time)
+    if cuda_graphs and not save_impl:
+        raise click.UsageError("--cuda-graphs describes the step --save-impl writes; give --save-impl")
+    if cuda_graphs and step_time is not None:
+        raise click.UsageError(
+            "--step-time sets the host's timeline, which a step replayed from a CUDA graph does not use"
+        )
     if plot:
         from ..plot import check_output
 
@@ -161,6 +175,7 @@ def trace_cmd(
             size=int(context if phase == "decode" else seq),  # type: ignore[arg-type]
             overhead=measured_overhead(),
             measured_step_s=step_time,
+            cuda_graphs=cuda_graphs,
         )
         write_impl(impl, save_impl)
         click.echo(f"implementation written to {save_impl} ({len(impl.kernels)} kernels)", err=True)

@@ -16,7 +16,7 @@ MAX_IMPL_BYTES = 32 * 2**20  # an implementation file (a 10,000-kernel step is a
 if TYPE_CHECKING:
     from ..hardware import Hardware
     from ..roofline import RooflineResult
-    from .spec import ImplFile, Overhead
+    from .spec import GraphReplay, ImplFile, Overhead
 
 
 def measured_overhead() -> Overhead:
@@ -30,6 +30,20 @@ def measured_overhead() -> Overhead:
         per_launch_s=3.611238500001335e-06,
         kind="measured",
         source="validation/traces/h200/overhead1/times.json",
+    )
+
+
+def graph_replay() -> GraphReplay:
+    """The gap a CUDA graph's replay leaves from one kernel node to the next, beyond the kernels'
+    own traced times: fitted to the seven steps of validation/traces/h200/impl-dev1 traced at the
+    shape they were timed at (replay time less the traced kernels, over their count: 0.33-0.49 us,
+    median 0.37; a test derives it there)."""
+    from .spec import GraphReplay
+
+    return GraphReplay(
+        per_kernel_s=3.7e-07,
+        kind="fitted",
+        source="validation/traces/h200/impl-dev1: seven graph decode steps at their traced shape, the median gap",
     )
 
 
@@ -110,8 +124,12 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
             f"(trace it there)"
         )
     gpus = r.params.get("gpus")
-    if isinstance(gpus, int) and gpus != 1:
-        raise DomainError(f"--impl-file: {impl.name} was traced on one GPU; predicting it on {gpus} is not modelled")
+    if isinstance(gpus, int) and gpus != impl.gpus:
+        on = "one GPU" if impl.gpus == 1 else f"{impl.gpus} GPUs"
+        raise DomainError(
+            f"--impl-file: {impl.name} was traced on {on}; predicting it on {gpus} is not modelled "
+            "(its shapes are that GPU count's shards: trace it at --gpus {gpus})".replace("{gpus}", str(gpus))
+        )
     size_name = impl.names()[1]
     sizes = {n: r.params.get(n) for n in ("batch", size_name)}
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes.values()):
@@ -121,7 +139,17 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
         Term(name=f"{kind} kernels", seconds=t, reason="traced kernels, each scaled with its op's bound")
         for kind, t in p.by_kind_s.items()
     ]
-    terms.append(Term(name="host issue", seconds=p.host_s, reason="the traced host timeline, replayed"))
+    if impl.graph is not None:
+        terms.append(
+            Term(
+                name="graph gaps",
+                seconds=p.step_s - p.gpu_busy_s,
+                reason=f"replayed from a CUDA graph: {impl.graph.per_kernel_s * 1e6:.2f} us from one kernel to the next "
+                f"({impl.graph.kind})",
+            )
+        )
+    else:
+        terms.append(Term(name="host issue", seconds=p.host_s, reason="the traced host timeline, replayed"))
     notes = []
     if p.step_s < r.predicted_s:
         notes.append(
@@ -145,8 +173,10 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
             "expected_notes": notes,
         }
     )
-    kind = "traced" if impl.measured_step_s is not None else "traced-nostep"
+    kind = (
+        "traced-graphs" if impl.graph is not None else "traced" if impl.measured_step_s is not None else "traced-nostep"
+    )
     return out.model_copy(update={"summary": summarize(out, implementation=impl.name, band_kind=kind)})
 
 
-__all__ = ["load_impl", "measured_overhead", "save_impl", "with_implementation"]
+__all__ = ["graph_replay", "load_impl", "measured_overhead", "save_impl", "with_implementation"]

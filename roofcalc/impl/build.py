@@ -99,6 +99,16 @@ def _ambiguous(sym: _Symbols) -> None:
         )
 
 
+def _comm_bytes(k: Any) -> int | None:
+    """A collective kernel's bytes sent per GPU, from its record (None: not a collective, or unknown)."""
+    from ..trace.opcost import Cost, comm_cost
+
+    if k.comm is None:
+        return None
+    cost = comm_cost(k.comm)
+    return cost.interconnect_bytes if isinstance(cost, Cost) else None
+
+
 class _HostClock:
     """Host time of a traced instant, with the profiler's recording cost and waits removed."""
 
@@ -147,9 +157,12 @@ def build_impl(
     size: int,
     overhead: Overhead | None = None,
     measured_step_s: float | None = None,
+    cuda_graphs: bool = False,
 ) -> ImplFile:
     """The implementation of the one step in ``trace``, traced at ``batch`` and ``size`` (the
-    context for decode, the prompt length for prefill)."""
+    context for decode, the prompt length for prefill). ``cuda_graphs``: the step runs replayed
+    from a CUDA graph (traced from an eager run of the same code): its kernels one after another,
+    the host's timeline unused."""
     from pydantic import ValidationError
 
     from ..trace import kernel_inventory
@@ -174,6 +187,7 @@ def build_impl(
             size=size,
             overhead=overhead,
             measured_step_s=measured_step_s,
+            cuda_graphs=cuda_graphs,
         )
     except ValidationError as e:
         err = e.errors()[0]
@@ -192,7 +206,10 @@ def _build(
     size: int,
     overhead: Overhead | None,
     measured_step_s: float | None,
+    cuda_graphs: bool,
 ) -> ImplFile:
+    from . import graph_replay
+
     sym = _Symbols(phase, batch, size, _heads(records, batch), _weight_sizes(records))
     _ambiguous(sym)
     overhead = overhead or NO_OVERHEAD
@@ -214,6 +231,7 @@ def _build(
                 dims=sym.shape(r.input_dims) if r.input_dims is not None else None,
                 types=r.input_types,
                 concrete=r.concrete_inputs,
+                comm_bytes=_comm_bytes(k),
             )
         )
     kernels.sort(key=lambda kn: kn.issue_us)  # the replay walks the host's issue order (streams may interleave)
@@ -237,10 +255,13 @@ def _build(
             "host_end_us": clock.at(last_host),
             "syncs_us": [clock.at(ts) for ts, _ in clock.syncs],
             "fixed_us": fixed,
+            # the collectives' group: the GPU count the trace's shapes are shards for
+            "gpus": max((k.comm.group_size or 1 for k in trace.kernels if k.comm is not None), default=1),
+            "graph": graph_replay() if cuda_graphs else None,
             "kernels": kernels,
         }
     )
-    if measured_step_s is not None:
+    if measured_step_s is not None and not cuda_graphs:
         from .predict import host_scale_for
 
         impl = impl.model_copy(update={"host_scale": host_scale_for(impl, hw, measured_step_s)})

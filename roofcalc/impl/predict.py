@@ -1,17 +1,23 @@
 """Predict one step of a traced implementation (roofcalc.impl.spec) at other sizes.
 
-Two mechanisms, each with figures read off the trace itself:
+Mechanisms, with figures read off the trace itself and the card's measured ones:
 
-- **Each kernel** keeps its fixed cost (the shortest kernel of its kind in the trace) and scales
-  the rest of its traced time with its op's speed-of-light time at the new shapes (FLOPs and
-  compulsory bytes from the shapes, against the card's peaks):
-  ``t = fixed + (traced - fixed) * bound(new) / bound(traced)``. An op with no FLOP and byte model
-  keeps its traced time.
+- **Each kernel** keeps its fixed cost (the shortest kernel of its kind in the trace); the rest
+  of its traced time grows by its extra work at the card's achievable rates (FLOPs and compulsory
+  bytes from the shapes, at the measured fractions of the peaks; ATen's strided elementwise
+  kernel at its in-order rate) and shrinks with its op's speed-of-light time:
+  ``t = traced + (achievable(new) - achievable(traced))``, or
+  ``t = fixed + (traced - fixed) * bound(new) / bound(traced)`` for less work. An op with no FLOP
+  and byte model keeps its traced time.
 - **The timeline is replayed.** The host issues each kernel at its traced time (profiler cost and
   waits removed, times ``host_scale``); a kernel starts when it is issued and its stream is free;
   at each synchronisation the host waits for the GPU. The step ends when both are done. So a step
   the host paces stays at the host's time while a larger batch fits under it, and a step the GPU
   paces grows with its kernels.
+- **A step replayed from a CUDA graph** (``graph``) has no host between its kernels: they run back
+  to back, each after the graph's gap from the one before; its collectives take the card's
+  graph-captured all-reduce latency and bus bandwidth (a trace's own collective time includes the
+  wait for the other ranks under the profiler).
 """
 
 from __future__ import annotations
@@ -40,8 +46,13 @@ class ImplPrediction(Record):
     by_kind_s: dict[str, float]
 
 
-def _bound_s(k: ImplKernel, dims: Any, hw: Hardware) -> float | None:
-    """The op call's speed-of-light time at ``dims`` (None: no FLOP and byte model for it)."""
+COPYING = ("copy", "elementwise")
+
+
+def _work_s(k: ImplKernel, dims: Any, hw: Hardware) -> tuple[float, float] | None:
+    """The op call's speed-of-light time at ``dims`` and its time at the card's measured
+    achievable rates (dram_copy_fraction or dram_read_fraction of the bandwidth, tensor_fraction of
+    the dtype's peak; 1 where the card has none); None: no FLOP and byte model for it."""
     from ..trace.opcost import Cost, op_cost
 
     if k.op is None:
@@ -49,14 +60,47 @@ def _bound_s(k: ImplKernel, dims: Any, hw: Hardware) -> float | None:
     cost = op_cost(k.op, dims, k.types, k.concrete, (k.name,))
     if not isinstance(cost, Cost):
         return None
+    e = hw.expected
+    # kernels that write what they read (copies, elementwise) stream at the card's copy rate, the
+    # rest (reductions, attention, GEMMs) read far more than they write
+    frac = (e.dram_copy_fraction if cost.kind in COPYING else e.dram_read_fraction) if e is not None else None
+    read = float(frac.value) if frac is not None else 1.0
     t_mem = cost.bytes / hw.bandwidth
     t_flop = 0.0
+    tensor = 1.0
     if cost.flops and cost.dtype is not None:
         try:
             t_flop = cost.flops / hw.peak(cost.dtype)
         except Exception:
             t_flop = 0.0
-    return max(t_mem, t_flop)
+        frac = e.tensor_fraction.get(cost.dtype) if e is not None else None
+        tensor = float(frac.value) if frac is not None else 1.0
+    achievable = cost.bytes / (hw.bandwidth * read)
+    in_order = _in_order_rate(k, hw)
+    if in_order:  # its loads one at a time a thread; its stores leave without waiting
+        achievable = max(achievable, cost.bytes / 2 / in_order + cost.bytes / 2 / (hw.bandwidth * read))
+    return max(t_mem, t_flop), max(achievable, t_flop / tensor)
+
+
+LEGACY_ELEMENTWISE = "void at::native::elementwise_kernel<"  # ATen's strided (non-contiguous) path
+
+
+def _in_order_rate(k: ImplKernel, hw: Hardware) -> float | None:
+    """ATen's legacy elementwise kernel (TensorIterator's non-contiguous path: each thread works
+    through its items one after another, an offset computed for each) keeps one element per thread
+    in flight: Little's law gives SMs x resident threads x element bytes over the loaded memory
+    latency (the probe's loaded_latency_s). None: another kernel, or the card lacks the figures."""
+    from ..expected.card import card
+    from ..trace.opcost import TORCH_DTYPES
+
+    if not k.name.startswith(LEGACY_ELEMENTWISE):
+        return None
+    c = card(hw)
+    threads = hw.sm_value("max_threads_per_sm")
+    if not c.loaded_latency or not threads:
+        return None
+    elem = next((TORCH_DTYPES[t][1] for t in (k.types or []) if t in TORCH_DTYPES), 2)
+    return c.sms * threads * elem / c.loaded_latency
 
 
 MAX_SIZE = 2**48  # one tensor dimension (the trace reader's limit)
@@ -92,7 +136,14 @@ def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str =
     formula that fails at ``env`` is an InputError naming the file (``label``) and the kernel."""
     traced = impl.traced
     cache: dict[str, Any] = {}
-    work: dict[int, tuple[float, float] | None] = {}  # per op call: bound as traced, and at env
+    # replayed from a CUDA graph the ranks run in lock-step: a collective's traced time beyond the
+    # shortest of the same kernel is its wait for the other ranks under the profiler
+    shortest: dict[str, float] = {}
+    if impl.graph is not None:
+        for k in impl.kernels:
+            if k.kind == "communication":
+                shortest[k.name] = min(shortest.get(k.name, k.measured_us), k.measured_us)
+    work: dict[int, tuple[float, float, float, float] | None] = {}  # per op call: bound, achievable; traced, at env
     out: list[float] = []
     scaled = 0
     for i, k in enumerate(impl.kernels):
@@ -103,32 +154,84 @@ def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str =
                     dims_old, dims_new = _eval_dims(k.dims, traced, cache), _eval_dims(k.dims, env, cache)
                 except ValueError as e:
                     raise InputError(f"{label or impl.name}: kernels.{i}.dims: {e}") from None
-                old = _bound_s(k, dims_old, hw)
-                new = _bound_s(k, dims_new, hw)
-                if old is not None and new is not None and old > 0:
-                    work[k.call] = (old, new)
+                old = _work_s(k, dims_old, hw)
+                new = _work_s(k, dims_new, hw)
+                if old is not None and new is not None and old[0] > 0:
+                    work[k.call] = (*old, *new)
+        if impl.graph is not None and k.comm_bytes is not None:
+            t = _graph_collective(k, hw, impl.gpus, traced, env, cache)
+            if t is not None:
+                out.append(t)
+                continue
         w = work[k.call]
+        measured = shortest.get(k.name, k.measured_us) * 1e-6
         if w is None:
-            out.append(k.measured_us * 1e-6)
+            out.append(measured)
             continue
         scaled += 1
-        fixed = min(impl.fixed_us.get(k.kind, 0.0), k.measured_us) * 1e-6
-        out.append(fixed + _variable_time(k.measured_us * 1e-6 - fixed, *w))
+        fixed = min(impl.fixed_us.get(k.kind, 0.0) * 1e-6, measured)
+        out.append(fixed + _variable_time(measured - fixed, *w, graph=impl.graph is not None))
     return out, scaled
 
 
-def _variable_time(t_old: float, x_old: float, x_new: float) -> float:
-    """A kernel's time beyond its fixed cost at new work: its traced time, scaled with its op's
-    speed-of-light time (the kernel keeps the rate it ran at). A latency-paced alternative, which
-    keeps a slow kernel's time until the card's achievable rate binds (max(t_old, x_new /
-    fraction)), was tried on the development set (validation/traces/h200/hf1) and did worse there
-    (57 of 72 predictions in band against 66)."""
-    return t_old * x_new / x_old
+def _elements(dims: Any) -> int:
+    """Elements of a collective's first tensor (a shape, or a tensor list of one shape)."""
+    first = dims[0] if dims else []
+    if first and isinstance(first[0], list):
+        first = first[0]
+    n = 1
+    for d in first:
+        n *= int(d)
+    return n
+
+
+def _graph_collective(
+    k: ImplKernel, hw: Hardware, gpus: int, traced: dict[str, int], env: dict[str, int], cache: dict[str, Any]
+) -> float | None:
+    """A collective replayed from a CUDA graph: the card's graph-captured all-reduce latency, then
+    its bytes (the traced bytes, scaled with its tensor's elements) at the measured bus bandwidth,
+    as the op model counts it (roofcalc.expected.collective). A trace's own time of a collective
+    includes the wait for the other ranks under the profiler. None: no such figures for the card."""
+    e = hw.expected
+    lat = (e.allreduce_graph_latency_s or e.allreduce_latency_s) if e is not None else None
+    bus = e.allreduce_bus_bytes_per_s if e is not None else None
+    if lat is None or bus is None or gpus < 2 or not k.dims:
+        return None
+    try:
+        old, new = _elements(_eval_dims(k.dims, traced, cache)), _elements(_eval_dims(k.dims, env, cache))
+    except (ValueError, TypeError):
+        return None
+    sent = float(k.comm_bytes or 0) * (new / old if old else 1.0)
+    return float(lat.value) + sent / float(bus.value)
+
+
+def _variable_time(t_old: float, x_old: float, a_old: float, x_new: float, a_new: float, graph: bool) -> float:
+    """A kernel's time beyond its fixed cost at new work.
+
+    A step replayed from a CUDA graph (``graph``), more work than traced: the traced time plus the
+    extra work at the card's achievable rate (``a``: the op's time at the measured fractions of
+    the peaks). A kernel traced small ran below that rate (latency, a partial wave), and its extra
+    work does not run at its traced rate: scaling with the bound (the traced rate kept) predicted
+    graph decode at batch x8 and context x8 2-3x too slow on the development set
+    (validation/traces/h200/impl-dev1: 2 of 38 within [0.85, 1.2], against 25 of 35).
+
+    Steps issued from Python, and less work: the traced time scaled with the bound. On the eager
+    development sets the achievable-rate rule gave 65 of 72 on hf1 (the same) and 19 of 24 on ref1
+    (18), and 14 of 20 and 1 of 5 on the eager hold-outs holdout1 and holdout2 (17 and 2 with
+    this rule): kept. A latency-paced rule (max(t_old, x_new / fraction)) did worse on hf1 (57)."""
+    if x_new <= x_old or not graph:
+        return t_old * x_new / x_old
+    return t_old + (a_new - a_old)
 
 
 def replay(impl: ImplFile, times: list[float], host_scale: float) -> tuple[float, float, float]:
     """(step, GPU busy, host) seconds: the host issues at its traced times x host_scale, kernels
-    run in issue order on their streams, and at each sync the host waits for the GPU."""
+    run in issue order on their streams, and at each sync the host waits for the GPU. A step
+    replayed from a CUDA graph has no host between its kernels: they run one after another, each
+    after the graph's gap from the one before."""
+    if impl.graph is not None:
+        busy = sum(times)
+        return busy + impl.graph.per_kernel_s * len(times), busy, 0.0
     syncs = sorted(s * 1e-6 * host_scale for s in impl.syncs_us)
     free: dict[int, float] = {}
     shift = 0.0  # how much later the host runs than traced, from waiting on a slower GPU
@@ -168,7 +271,9 @@ def predict(impl: ImplFile, hw: Hardware, sizes: dict[str, int], label: str = ""
         step_s=step,
         gpu_busy_s=busy,
         host_s=host,
-        limiter="host" if host >= busy else "gpu",  # the larger of the host's own time and the GPU's
+        limiter="host"
+        if host >= busy and impl.graph is None
+        else "gpu",  # the larger of the host's and the GPU's own time
         kernels=len(times),
         scaled_kernels=scaled,
         by_kind_s=dict(sorted(by_kind.items(), key=lambda kv: -kv[1])),

@@ -35,6 +35,15 @@ class Overhead(_Strict):
     source: str
 
 
+class GraphReplay(_Strict):
+    """The step is replayed from a CUDA graph: no host between its kernels, only the graph's own
+    gap from one kernel node to the next."""
+
+    per_kernel_s: float = Field(ge=0, le=1e-4)
+    kind: Literal["measured", "fitted", "transferred"]
+    source: str
+
+
 class ImplKernel(_Strict):
     name: str = Field(max_length=400)
     op: str | None = Field(default=None, max_length=4096)
@@ -46,6 +55,7 @@ class ImplKernel(_Strict):
     dims: list[Any] | None = Field(default=None, max_length=MAX_INPUTS)  # per input: sizes (ints or formulas), or []
     types: list[str] | None = Field(default=None, max_length=MAX_INPUTS)
     concrete: list[str] | None = Field(default=None, max_length=MAX_INPUTS)
+    comm_bytes: StrictInt | None = Field(default=None, ge=0, le=2**60)  # a collective: bytes each GPU sends, as traced
 
 
 class ImplFile(_Strict):
@@ -63,6 +73,8 @@ class ImplFile(_Strict):
     host_end_us: Number = Field(ge=0, le=MAX_US)  # the host's last event of the step
     syncs_us: list[Annotated[Number, Field(ge=0, le=MAX_US)]] = Field(default_factory=list, max_length=MAX_KERNELS)
     fixed_us: dict[str, Annotated[Number, Field(ge=0, le=MAX_US)]]  # per kind of op: its shortest kernel
+    gpus: StrictInt = Field(default=1, ge=1, le=1024)  # the collectives' group size in the trace (1: none)
+    graph: GraphReplay | None = None  # set: the step is replayed from a CUDA graph (the host's timeline unused)
     kernels: list[ImplKernel] = Field(min_length=1, max_length=MAX_KERNELS)
 
     @field_validator("traced")
@@ -84,4 +96,4 @@ class ImplFile(_Strict):
         return NAMES[self.phase]
 
 
-__all__ = ["MAX_KERNELS", "NAMES", "SCHEMA", "ImplFile", "ImplKernel", "Overhead"]
+__all__ = ["MAX_KERNELS", "NAMES", "SCHEMA", "GraphReplay", "ImplFile", "ImplKernel", "Overhead"]

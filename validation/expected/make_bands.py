@@ -62,9 +62,12 @@ def collect_traced(root: Path) -> dict[str, list[float]]:
     """Traced implementations predicted at other shapes (impl_report.py), hold-out sets only:
     measured / predicted by phase, with the step time given (traced) and without (traced-nostep)."""
     ratios: dict[str, list[float]] = {}
-    for f in sorted(root.rglob("impl-*holdout*.json")):
-        kind = "traced-nostep" if f.stem.endswith("-nostep") else "traced"
-        for row in json.loads(f.read_text())["rows"]:
+    for f in sorted(root.rglob("impl-*.json")):
+        rep = json.loads(f.read_text())
+        if rep.get("role") != "hold-out":
+            continue
+        kind = "traced-graphs" if rep.get("graphs") else "traced-nostep" if f.stem.endswith("-nostep") else "traced"
+        for row in rep["rows"]:
             if not row["same_shape"]:
                 ratios.setdefault(f"{row['phase']}/{kind}", []).append(float(row["ratio"]))
     return ratios
@@ -116,7 +119,7 @@ def bands(root: Path) -> dict[str, object]:
         if k in fresh:
             out[k]["sample"] = "in-sample and hold-out"
     for k, xs in sorted(collect_traced(root).items()):
-        out[k] = {**_band(xs), "sample": "hold-out", "cards": "H200"}
+        out[k] = {**_band(xs), "sample": "hold-out", "cards": "H100" if k.endswith("traced-graphs") else "H200"}
     named_fresh: set[str] = set()
     named_cards: dict[str, set[str]] = {}
     for k, xs in sorted(collect_named(root, named_fresh, named_cards).items()):

@@ -34,6 +34,9 @@ TRACE_SETS = (
     ("h200/ref1", "development"),
     ("h200/holdout1", "hold-out"),
     ("h200/holdout2", "hold-out"),
+    ("h200/impl-dev1", "development"),
+    ("h100x2/hf-tp-dev", "development"),
+    ("h100/impl-trace5", "hold-out"),
 )
 
 
@@ -197,13 +200,15 @@ def traced_section() -> list[str]:
         "Each traced step of a set becomes an implementation file (`roofcalc trace --save-impl`), which",
         "is predicted at the set's other shapes of the same model, implementation and phase",
         "(`python3 validation/expected/impl_report.py SET`). `step time` says whether the traced step's",
-        "time without the profiler was given (`--step-time`). Within band: [0.85, 1.2].",
+        "time without the profiler was given (`--step-time`); `graph replay` rows are steps replayed",
+        "from a CUDA graph (`--cuda-graphs`, `impl_report.py SET --graphs`), where no host time applies.",
+        "Within band: [0.85, 1.2].",
         "",
     ]
     rows = []
     for card_set, status in TRACE_SETS:
         card_dir, name = card_set.split("/")
-        for suffix, given in (("", "given"), ("-nostep", "not given")):
+        for suffix, given in (("", "given"), ("-nostep", "not given"), ("-graphs", "graph replay")):
             path = HERE / card_dir / f"impl-{name}{suffix}.json"
             if not path.exists():
                 continue
