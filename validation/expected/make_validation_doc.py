@@ -239,6 +239,7 @@ NAMED_SETS = (
     "h100x2/hf-tp-dev",
     "h100x2/hf-tp-holdout1",
     "h100x2/hf-tp-holdout2",
+    "h100x4/hf-tp4-holdout1",
 )
 
 
