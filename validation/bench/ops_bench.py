@@ -193,9 +193,9 @@ def attention_ref_err(q, k, v, out, causal: bool) -> float:
     kh = [hh // g for hh in heads]                          # GQA: head hh reads kv head hh // g
     ks, vs = k[0, kh].double(), v[0, kh].double()           # (nh, skv, d)
     sc = qs @ ks.transpose(-1, -2) / math.sqrt(d)
-    if causal:  # top-left aligned, as SDPA's is_causal (our causal cases have seq == kv_seq)
+    if causal:  # aligned to the bottom right (the queries are the last of the keys), as the op models
         cols = torch.arange(skv, device=q.device)
-        sc = sc.masked_fill(cols[None, None, :] > rows[None, :, None], float("-inf"))
+        sc = sc.masked_fill(cols[None, None, :] > rows[None, :, None] + (skv - s), float("-inf"))
     ref = torch.softmax(sc, dim=-1) @ vs
     return rel_norm_err(out[0, heads][:, rows], ref)
 
@@ -225,10 +225,23 @@ def attention_case(batch: int, heads: int, kv_heads: int, seq: int, kv_seq: int,
         if impl == "flash":
             from torch.nn.attention import SDPBackend, sdpa_kernel
 
-            def fn():
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+            if causal and seq != kv_seq:
+                # is_causal=True aligns the mask to the top left (query i sees keys 0..i); the op
+                # (and a prompt over a cache) aligns it to the bottom right
+                from torch.nn.attention.bias import causal_lower_right
 
-            args = f"is_causal={causal}, enable_gqa={gqa}"
+                bias = causal_lower_right(seq, kv_seq)
+
+                def fn():
+                    return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, enable_gqa=gqa)
+
+                args = f"attn_mask=causal_lower_right({seq}, {kv_seq}), enable_gqa={gqa}"
+            else:
+
+                def fn():
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+                args = f"is_causal={causal}, enable_gqa={gqa}"
             default = sdpa_default_backend(q, k, v, causal, gqa)
             try:  # force the flash backend; if it refuses these inputs, take the default
                 with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
@@ -236,7 +249,7 @@ def attention_case(batch: int, heads: int, kv_heads: int, seq: int, kv_seq: int,
                 return fn, check, (f"F.scaled_dot_product_attention({args}) [backend flash, forced; "
                                    f"the default would pick {default}]"), \
                     lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION)
-            except RuntimeError as err:
+            except (RuntimeError, TypeError) as err:
                 why = str(err).strip().splitlines()[0][:120] if str(err).strip() else type(err).__name__
                 return fn, check, (f"F.scaled_dot_product_attention({args}) [backend {default}, default; "
                                    f"flash refused: {why}]"), contextlib.nullcontext
@@ -244,7 +257,8 @@ def attention_case(batch: int, heads: int, kv_heads: int, seq: int, kv_seq: int,
         # naive: every intermediate in device memory, as the op file's impl=naive describes
         g = heads // kv_heads
         scale = 1.0 / math.sqrt(head_dim)
-        mask = torch.ones(seq, kv_seq, dtype=torch.bool, device=dev).triu(1) if causal else None
+        # bottom-right aligned: query i sees keys up to kv_seq - seq + i
+        mask = torch.ones(seq, kv_seq, dtype=torch.bool, device=dev).triu(kv_seq - seq + 1) if causal else None
 
         def fn():
             kk = k.repeat_interleave(g, dim=1) if g > 1 else k
