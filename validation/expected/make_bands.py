@@ -25,7 +25,16 @@ from roofcalc.summary import band_kind  # noqa: E402
 OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
-FRESH_HOLDOUTS = ("h200/ops-rand34.json", "h200/ops-rand35.json", "h200/ops-wide40.json", "h200/ops-wide41.json")
+FRESH_HOLDOUTS = (
+    "h200/ops-rand34.json",
+    "h200/ops-rand35.json",
+    "h200/ops-wide40.json",
+    "h200/ops-wide41.json",
+    "h100/ops-wide42.json",
+    "h100/ops-wide43.json",
+    "h100/ops-wide44.json",
+    "h100/ops-wide45.json",
+)
 
 
 def kind_of(case: dict) -> str | None:
