@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -145,6 +146,8 @@ def trace_cmd(
         from ..output import check_output_path
 
         check_output_path(save_impl)
+        if plot and Path(plot).resolve() == Path(save_impl).resolve():
+            raise click.UsageError("--plot and --save-impl name the same file")
     from ..trace.analysis import analyze_trace
     from ..trace.reader import read_trace
 
@@ -158,8 +161,6 @@ def trace_cmd(
     if note:
         report = report.model_copy(update={"notes": [note, *report.notes]})
     if save_impl and phase is not None and batch is not None:
-        from pathlib import Path
-
         from ..impl import measured_overhead
         from ..impl import save_impl as write_impl
         from ..impl.build import build_impl

@@ -128,7 +128,12 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
         on = "one GPU" if impl.gpus == 1 else f"{impl.gpus} GPUs"
         raise DomainError(
             f"--impl-file: {impl.name} was traced on {on}; predicting it on {gpus} is not modelled "
-            "(its shapes are that GPU count's shards: trace it at --gpus {gpus})".replace("{gpus}", str(gpus))
+            f"(its shapes are that GPU count's shards: trace a run on {gpus})"
+        )
+    if r.params.get("cache_len"):
+        raise InputError(
+            f"--cache-len: {impl.name}'s cache follows the traced context; a cache of another length is "
+            "another implementation (trace a step with it)"
         )
     size_name = impl.names()[1]
     sizes = {n: r.params.get(n) for n in ("batch", size_name)}
@@ -156,8 +161,10 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
             f"the implementation's kernels take less than this model's bound ({p.step_s * 1e3:.3g} ms against "
             f"{r.predicted_s * 1e3:.3g} ms): {impl.name} was traced on another model than the one given"
         )
+    where = impl.hardware + (f" x{impl.gpus}" if impl.gpus > 1 else "")
+    how = ", replayed from a CUDA graph" if impl.graph is not None else ""
     notes += [
-        f"implementation {impl.name}: traced on {impl.hardware} at "
+        f"implementation {impl.name}: traced on {where}{how} at "
         + ", ".join(f"{k} {v}" for k, v in impl.traced.items())
         + f" ({impl.source}); {p.scaled_kernels} of {p.kernels} kernels scaled with their op's bound, "
         f"the rest at their traced time; the step is paced by the {p.limiter}"

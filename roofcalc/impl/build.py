@@ -99,13 +99,13 @@ def _ambiguous(sym: _Symbols) -> None:
         )
 
 
-def _comm_bytes(k: Any) -> int | None:
-    """A collective kernel's bytes sent per GPU, from its record (None: not a collective, or unknown)."""
+def _comm_bytes(comm: Any) -> int | None:
+    """A collective's bytes sent per GPU, from its record (None: not a collective, or unknown)."""
     from ..trace.opcost import Cost, comm_cost
 
-    if k.comm is None:
+    if comm is None:
         return None
-    cost = comm_cost(k.comm)
+    cost = comm_cost(comm)
     return cost.interconnect_bytes if isinstance(cost, Cost) else None
 
 
@@ -173,7 +173,13 @@ def build_impl(
         raise InputError(
             f"{trace.label}: {len(trace.kernels):,} GPU kernels; an implementation holds at most {MAX_KERNELS:,}"
         )
-    records = kernel_inventory(trace, hw)
+    from ..trace.link import link
+
+    linked = link(trace)
+    records = kernel_inventory(trace, hw, linked)
+    # a collective's details (group, message size), from the kernel's own record or, as the
+    # trace reader links them, from the record_param_comms op that launched it
+    comms = [linked.calls[r.call].comm if linked.calls[r.call].is_comm else None for r in records]
     if not records:
         raise InputError(f"{trace.label}: no GPU kernels in the trace")
     try:
@@ -181,6 +187,7 @@ def build_impl(
             trace,
             hw,
             records,
+            comms,
             name=name,
             phase=phase,
             batch=batch,
@@ -199,6 +206,7 @@ def _build(
     trace: Trace,
     hw: Hardware,
     records: list[Any],
+    comms: list[Any],
     *,
     name: str,
     phase: str,
@@ -216,7 +224,10 @@ def _build(
     clock = _HostClock(trace, _main_thread(trace), overhead)
     kernels: list[ImplKernel] = []
     issue = 0.0
-    for k, r in zip(trace.kernels, records, strict=True):
+    # the inventory lists the kernels in time order (a stable sort on start and device): the
+    # trace's kernels in the same order, so that each record meets its own kernel
+    ordered = sorted(trace.kernels, key=lambda k: (k.ts, k.device if k.device is not None else -1))
+    for k, r, comm in zip(ordered, records, comms, strict=True):
         launch = trace.launches.get(k.corr) if k.corr is not None else None
         issue = clock.at(launch.ts) if launch is not None else issue  # graph nodes: with the one before
         kernels.append(
@@ -231,7 +242,7 @@ def _build(
                 dims=sym.shape(r.input_dims) if r.input_dims is not None else None,
                 types=r.input_types,
                 concrete=r.concrete_inputs,
-                comm_bytes=_comm_bytes(k),
+                comm_bytes=_comm_bytes(comm),
             )
         )
     kernels.sort(key=lambda kn: kn.issue_us)  # the replay walks the host's issue order (streams may interleave)
@@ -256,7 +267,7 @@ def _build(
             "syncs_us": [clock.at(ts) for ts, _ in clock.syncs],
             "fixed_us": fixed,
             # the collectives' group: the GPU count the trace's shapes are shards for
-            "gpus": max((k.comm.group_size or 1 for k in trace.kernels if k.comm is not None), default=1),
+            "gpus": max((c.group_size or 1 for c in comms if c is not None), default=1),
             "graph": graph_replay() if cuda_graphs else None,
             "kernels": kernels,
         }

@@ -158,7 +158,7 @@ def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str =
                 new = _work_s(k, dims_new, hw)
                 if old is not None and new is not None and old[0] > 0:
                     work[k.call] = (*old, *new)
-        if impl.graph is not None and k.comm_bytes is not None:
+        if impl.graph is not None and k.comm_bytes is not None and k.kind == "communication":
             t = _graph_collective(k, hw, impl.gpus, traced, env, cache)
             if t is not None:
                 out.append(t)
@@ -299,7 +299,8 @@ def host_scale_for(impl: ImplFile, hw: Hardware, measured_step_s: float) -> floa
             return 1.0
         raise InputError(
             f"--step-time {fmt_time(measured_step_s)}: the traced step's kernels alone take "
-            f"{fmt_time(replay(impl, times, lo)[0])}; give the time of this same step without the profiler"
+            f"{fmt_time(replay(impl, times, lo)[0])}; give the time of this same step without the profiler "
+            "(a step replayed from a CUDA graph: --cuda-graphs instead)"
         )
     if replay(impl, times, hi)[0] <= measured_step_s:
         raise InputError(

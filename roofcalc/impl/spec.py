@@ -39,7 +39,7 @@ class GraphReplay(_Strict):
     """The step is replayed from a CUDA graph: no host between its kernels, only the graph's own
     gap from one kernel node to the next."""
 
-    per_kernel_s: float = Field(ge=0, le=1e-4)
+    per_kernel_s: StrictFloat = Field(ge=0, le=1e-4)
     kind: Literal["measured", "fitted", "transferred"]
     source: str
 
