@@ -231,6 +231,14 @@ def test_fp32_gemms_with_few_rows_match_their_committed_sweep() -> None:
 FP32_CHOICE = KERNELS / "h100" / "kernels" / "fp32-choice"
 
 
+def fp32_choice(name: str) -> dict:
+    """A record of FP32_CHOICE, kept gzip-compressed (NAME.json.gz: the device's copy of the tree
+    has a size limit)."""
+    import gzip
+
+    return json.loads(gzip.decompress((FP32_CHOICE / f"{name}.gz").read_bytes()))
+
+
 def _ran_sn(case: dict) -> bool:
     return any("gemmSN" in k["name"] for k in case["kernels"])
 
@@ -241,7 +249,7 @@ def test_the_gemm_sn_map_is_the_committed_grid_read_again() -> None:
     from the shallowest, which may run another kernel) and the next measured k."""
     from roofcalc.expected import GEMM_SN_K_LIMIT, GEMM_SN_WIDTHS
 
-    grid = json.loads((FP32_CHOICE / "fp32-grid.json").read_text())["cases"]
+    grid = fp32_choice("fp32-grid.json")["cases"]
     assert len(grid) == 1408
     ran: dict[tuple[int, int], dict[int, bool]] = {}
     for c in grid:
@@ -277,7 +285,7 @@ def test_gemm_sn_walks_k_at_its_measured_step() -> None:
     # 1,024 apart, the profiled kernel time's rise over the rise in k; the median
     slopes = []
     by: dict[tuple[int, int], dict[int, float]] = {}
-    for c in json.loads((FP32_CHOICE / "fp32-grid.json").read_text())["cases"]:
+    for c in fp32_choice("fp32-grid.json")["cases"]:
         sn = [k for k in c["kernels"] if "gemmSN" in k["name"]]
         if sn and c["k"] >= 2048:
             by.setdefault((c["m"], c["n"]), {})[c["k"]] = sn[0]["duration_s"]
@@ -301,7 +309,7 @@ def test_gemm_sn_blocks_are_the_grids_cublas_launched() -> None:
     hw = load_hardware("h100")
     checked = 0
     for name in ("fp32-grid.json", "fp32-rand1.json", "fp32-rand2.json"):
-        for c in json.loads((FP32_CHOICE / name).read_text())["cases"]:
+        for c in fp32_choice(name)["cases"]:
             sn = [k for k in c["kernels"] if "gemmSN" in k["name"]]
             if not sn:
                 continue
@@ -333,7 +341,7 @@ def test_the_gemm_sn_map_holds_on_its_random_hold_outs(name: str, few: int, ran:
     grid, rand2 in a later call. Of their products of at most 16 rows the map names gemmSN right
     for 136 of 142 and 132 of 141; those that ran gemmSN are at a median measured/expected of
     1.00 and 0.99, 92% and 82% within [0.8, 1.25]."""
-    rows = [c for c in json.loads((FP32_CHOICE / name).read_text())["cases"] if c["m"] <= 16]
+    rows = [c for c in fp32_choice(name)["cases"] if c["m"] <= 16]
     right, ratios = _hold_out(rows, _ran_sn, "gemmSN")
     assert len(rows) == few and right >= 0.9 * len(rows)
     assert len(ratios) == ran
@@ -353,7 +361,7 @@ def test_the_serial_split_k_region_is_the_committed_sweep_read_again() -> None:
     narrow sweeps each kernel that ran has the model's tile, grid and slices."""
     from roofcalc.expected import SERIAL_SPLIT_MAX_WORK, _serial_split_variant, cublas_runs_serial_split
 
-    cases = json.loads((FP32_CHOICE / "fp32-narrow-rows.json").read_text())["cases"]
+    cases = fp32_choice("fp32-narrow-rows.json")["cases"]
     assert len(cases) == 4290 and len({(c["m"], c["n"], c["k"]) for c in cases}) == 4095
     inside = [c for c in cases if (66 <= c["n"] <= 90 or (96 <= c["n"] <= 192 and c["m"] >= 7)) and c["k"] >= 128]
     ran_work = [c["m"] * c["n"] * c["k"] for c in inside if _ran_serial_split(c)]
@@ -363,7 +371,7 @@ def test_the_serial_split_k_region_is_the_committed_sweep_read_again() -> None:
     assert all(_ran_serial_split(c) == cublas_runs_serial_split(c["m"], c["n"], c["k"]) for c in cases)
     checked = 0
     for name in ("fp32-narrow-rows.json", "fp32-narrow.json", "fp32-narrow-rand1.json", "fp32-narrow-rand2.json"):
-        for c in json.loads((FP32_CHOICE / name).read_text())["cases"]:
+        for c in fp32_choice(name)["cases"]:
             for kern in c["kernels"]:
                 if "ffma" in kern["name"] and kern["grid"][2] >= 100:
                     tile, cols, slices = _serial_split_variant(c["m"], c["n"], c["k"]) or ("", 1, 0)
@@ -379,7 +387,7 @@ def test_the_serial_split_k_kernel_takes_its_slices_in_turn() -> None:
     # tile whose 264 slices add in one after another; k does not matter. The step: the median
     # profiled time of the sweep's kernels of that tile, less the fixed cost the model gives every
     # pre-Hopper GEMM kernel, over 264 (and 32x32's over 176)
-    cases = json.loads((FP32_CHOICE / "fp32-narrow-rows.json").read_text())["cases"]
+    cases = fp32_choice("fp32-narrow-rows.json")["cases"]
     durations: dict[int, list[float]] = {176: [], 264: []}
     for c in cases:
         for k in c["kernels"]:
@@ -403,7 +411,7 @@ def test_a_transposed_operand_keeps_the_general_gemm_model() -> None:
     """transposed-fp32.json: as q @ k^T, 16 x 66 x 706 ran SIMT kernels, as a @ b the serial
     split-K one. Naive attention's scores (transposed: true) keep neither map; a gemm of the same
     shape takes the serial split-K kernel."""
-    cases = json.loads((FP32_CHOICE / "transposed-fp32.json").read_text())["cases"]
+    cases = fp32_choice("transposed-fp32.json")["cases"]
     by = {c["layout"]: c for c in cases if (c["m"], c["n"], c["k"]) == (16, 66, 706)}
     assert _ran_serial_split(by["a @ b"]) and not _ran_serial_split(by["q @ k^T"])
     assert "simt_sgemm" in by["q @ k^T"]["kernels"][0]["name"]
@@ -421,7 +429,7 @@ def test_the_serial_split_k_region_holds_on_its_hold_outs(name: str, ran: int) -
     its widest output; rand2 was read after the rule was committed, and moved its least depth (3
     x 79 x 91 ran another kernel, 99-107 this one) and the tiles' boundary (9 x 94 x 671 ran
     32x32). All 600 are named right now, and those that ran the kernel are at a median 0.99."""
-    cases = json.loads((FP32_CHOICE / name).read_text())["cases"]
+    cases = fp32_choice(name)["cases"]
     right, ratios = _hold_out(cases, _ran_serial_split, "serial split-K")
     assert len(cases) == 300 and right == 300
     assert len(ratios) == ran

@@ -152,7 +152,7 @@ def gemm_floor_residue(hw: Hardware, dtype: str, m: int, n: int, k: int, node_s:
 
 # Which FP32 products (TF32 off) cuBLAS runs with its gemmSN kernel on Hopper: those of 2 to 16
 # rows whose depth k is at most a limit that grows with the width n, read off the 1,408 shapes of
-# validation/expected/h100/kernels/fp32-choice/fp32-grid.json (torch.matmul of row-major
+# validation/expected/h100/kernels/fp32-choice/fp32-grid.json.gz (torch.matmul of row-major
 # operands, rows 2-32, widths 256-8192, depths 128-8192; cuBLAS of torch 2.11+cu130 on an H100).
 # gemmSN comes in variants by rows, and the limit differs between them, so it is kept per band of
 # rows (at most 2, 4, 8, 12, 16): per measured width (GEMM_SN_WIDTHS), counting up from the
@@ -239,12 +239,12 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
 # the kernel and serial: those of 2 to 16 rows, 65-192 columns and a depth from 95 whose work
 # m x n x k is under 2^21, read off 4,095 shapes (every row count 2-16, widths 64-200, depths
 # 64-4096; cuBLAS of torch 2.11+cu130 on an H100) in validation/expected/h100/kernels/
-# fp32-choice/fp32-narrow-rows.json: every shape of those widths with m x n x k up to 2,088,960
+# fp32-choice/fp32-narrow-rows.json.gz: every shape of those widths with m x n x k up to 2,088,960
 # ran it and none from 2,097,152 did. Up to 90 columns it tiles the output 32 x 32 and cuts k
 # into 176 slices; from 96, 32 x 128 and 264 slices, and only from 7 rows (fewer rows ran the
-# SIMT kernels there), up to 192 (193-195 ran other kernels in fp32-narrow-rand1.json, a
+# SIMT kernels there), up to 192 (193-195 ran other kernels in fp32-narrow-rand1.json.gz, a
 # hold-out of a first map). Two bounds are taken half way: the tiles' between 94 (32 x 32 in the
-# second hold-out, fp32-narrow-rand2.json) and 96; the least depth between 91 (another kernel,
+# second hold-out, fp32-narrow-rand2.json.gz) and 96; the least depth between 91 (another kernel,
 # in that hold-out) and 99 (this one; the grid has 64 and 128). tests/test_expected.py reads
 # these bounds off the sweep again.
 SERIAL_SPLIT_MAX_WORK = 2**21
