@@ -33,17 +33,23 @@ def measured_overhead() -> Overhead:
     )
 
 
-def graph_replay() -> GraphReplay:
+GRAPH_GAP_CARD = "h200"  # the card the graph gap was fitted on
+
+
+def graph_replay(card: str = GRAPH_GAP_CARD) -> GraphReplay:
     """The gap a CUDA graph's replay leaves from one kernel node to the next, beyond the kernels'
     own traced times: fitted to the seven steps of validation/traces/h200/impl-dev1 traced at the
     shape they were timed at (replay time less the traced kernels, over their count: 0.33-0.49 us,
-    median 0.37; a test derives it there)."""
+    median 0.37; a test derives it there). On another card (``card``, a registry id) the figure
+    is the H200's, transferred (the H100 traces of h100/impl-trace5 show 0.20-0.34 us)."""
     from .spec import GraphReplay
 
+    fitted = card == GRAPH_GAP_CARD
     return GraphReplay(
         per_kernel_s=3.7e-07,
-        kind="fitted",
-        source="validation/traces/h200/impl-dev1: seven graph decode steps at their traced shape, the median gap",
+        kind="fitted" if fitted else "transferred",
+        source="validation/traces/h200/impl-dev1: seven graph decode steps at their traced shape, the median gap"
+        + ("" if fitted else f"; the H200's figure, on {card}"),
     )
 
 
@@ -141,7 +147,13 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
         raise InputError(f"--impl-file: give --batch and --{size_name}")
     p = predict(impl, hw, sizes, label)  # type: ignore[arg-type]
     terms = [
-        Term(name=f"{kind} kernels", seconds=t, reason="traced kernels, each scaled with its op's bound")
+        Term(
+            name=f"{kind} kernels",
+            seconds=t,
+            reason="traced kernels, each with its share of its op's extra work at the card's achievable rates"
+            if impl.graph is not None
+            else "traced kernels, each scaled with its op's bound",
+        )
         for kind, t in p.by_kind_s.items()
     ]
     if impl.graph is not None:
@@ -166,7 +178,9 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
     notes += [
         f"implementation {impl.name}: traced on {where}{how} at "
         + ", ".join(f"{k} {v}" for k, v in impl.traced.items())
-        + f" ({impl.source}); {p.scaled_kernels} of {p.kernels} kernels scaled with their op's bound, "
+        + f" ({impl.source}); {p.scaled_kernels} of {p.kernels} kernels scaled with their op's work"
+        + (" (collectives at the card's graph all-reduce figures)" if impl.graph is not None and impl.gpus > 1 else "")
+        + ", "
         f"the rest at their traced time; the step is paced by the {p.limiter}"
     ]
     out = r.model_copy(

@@ -180,6 +180,19 @@ def build_impl(
     # a collective's details (group, message size), from the kernel's own record or, as the
     # trace reader links them, from the record_param_comms op that launched it
     comms = [linked.calls[r.call].comm if linked.calls[r.call].is_comm else None for r in records]
+    lost = next(
+        (
+            r
+            for r, c in zip(records, comms, strict=True)
+            if r.op_kind == "communication" and (c is None or not c.group_size)
+        ),
+        None,
+    )
+    if lost is not None:
+        raise InputError(
+            f"{trace.label}: the collective {lost.name[:60]} has no recorded group size, so the GPU count the "
+            "trace's shapes are shards for is unknown (record it with torch.profiler's record_shapes=True)"
+        )
     if not records:
         raise InputError(f"{trace.label}: no GPU kernels in the trace")
     try:
@@ -268,7 +281,9 @@ def _build(
             "fixed_us": fixed,
             # the collectives' group: the GPU count the trace's shapes are shards for
             "gpus": max((c.group_size or 1 for c in comms if c is not None), default=1),
-            "graph": graph_replay() if cuda_graphs else None,
+            "graph": graph_replay(hw.calibration.base if hw.calibration is not None else hw.id)
+            if cuda_graphs
+            else None,
             "kernels": kernels,
         }
     )

@@ -402,6 +402,24 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
             pad_token_id=0,
         ),
     ),
+    # hold-out 6 architectures (graph decode traced at one shape, for the trace predictor)
+    "llama-3b-gqa2": ("llama", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=20, num_attention_heads=24,
+                                    num_key_value_heads=2, head_dim=128, vocab_size=128256, tie_word_embeddings=True,
+                                    rope_theta=500000.0, max_position_embeddings=131072)),
+    "mistral-6b-30l": ("mistral", dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=30,
+                                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=32768,
+                                       tie_word_embeddings=False, rope_theta=1000000.0, max_position_embeddings=32768,
+                                       sliding_window=None)),
+    "qwen2-2b-24l": ("qwen2", dict(hidden_size=2048, intermediate_size=5504, num_hidden_layers=24, num_attention_heads=16,
+                                   num_key_value_heads=4, vocab_size=151936, tie_word_embeddings=True,
+                                   rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-1b-deep": ("qwen3", dict(hidden_size=1536, intermediate_size=4608, num_hidden_layers=32, num_attention_heads=12,
+                                    num_key_value_heads=4, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                    rope_theta=1000000.0, max_position_embeddings=40960)),
+    "phi3-2b-gqa": ("phi3", dict(hidden_size=2560, intermediate_size=6912, num_hidden_layers=20, num_attention_heads=20,
+                                 num_key_value_heads=4, vocab_size=32064, tie_word_embeddings=False,
+                                 max_position_embeddings=8192, original_max_position_embeddings=8192,
+                                 sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -458,6 +476,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(2, 700), (16, 1800)],
         prefill=[(1, 200), (1, 800), (4, 800), (2, 3200)],
+    ),
+    # graph decode traced at batch 3, context 700 and timed there and at other shapes (batch x4
+    # and context x4 among them), for the trace predictor
+    "holdout6": dict(
+        models="llama-3b-gqa2,mistral-6b-30l,qwen2-2b-24l,qwen3-1b-deep,phi3-2b-gqa",
+        decode=[(3, 700), (12, 2800), (48, 900), (2, 7000), (12, 700)],
+        cache_variants=[],
+        dynamic=[],
+        prefill=[],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate

@@ -46,7 +46,8 @@ def traced_size(case: dict) -> int:
         return case["seq"]
     if "context_mid" not in case:
         return case["context"]
-    return case["context"] + 3 + len(case["times_s"])
+    steps = case["times_s"] if "times_s" in case else case["times_s_per_rank"][0]  # hf_tp.py: per rank
+    return case["context"] + 3 + len(steps)
 
 
 def slack(case: dict) -> int | None:
