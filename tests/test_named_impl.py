@@ -229,7 +229,10 @@ def test_impl_commands() -> None:
     assert r.exit_code == 2 and "unknown implementation" in r.stderr
 
 
-@pytest.mark.parametrize("set_name", ["h200/impl-holdout3"])
+@pytest.mark.parametrize(
+    "set_name",
+    ["h200/impl-holdout3", "h100/impl-holdout5", "h100x2/hf-tp-holdout2", "h100x4/hf-tp4-holdout1", "h100x2/hf-tp-dev"],
+)
 def test_committed_named_report_is_what_the_code_computes(set_name: str) -> None:
     rep = load_script(ROOT / "validation" / "expected" / "named_report.py").report(set_name)
     card, name = set_name.split("/")

@@ -223,15 +223,17 @@ def _variable_time(
     A step replayed from a CUDA graph (``graph``), more work than traced: the traced time plus the
     extra work at the card's achievable rate (``a``: the op's time at the measured fractions of
     the peaks), of which each kernel of the op call takes its ``share`` (its part of the call's
-    traced time). A kernel traced small ran below that rate (latency, a partial wave), and its extra
-    work does not run at its traced rate: scaling with the bound (the traced rate kept) predicted
-    graph decode at batch x8 and context x8 2-3x too slow on the development set
-    (validation/traces/h200/impl-dev1: 2 of 38 within [0.85, 1.2], against 25 of 35).
+    traced time). A kernel traced small ran below that rate (latency, a partial wave), and its
+    extra work does not run at its traced rate: on the development sets, scaling with the bound
+    (the traced rate kept) put 1 of 35 graph steps of validation/traces/h200/impl-dev1 and 0 of 6
+    of h100x2/hf-tp-dev within [0.85, 1.2] (median 0.46), this rule 34 of 35 and 6 of 6.
 
     Steps issued from Python, and less work: the traced time scaled with the bound. On the eager
     development sets the achievable-rate rule gave 65 of 72 on hf1 (the same) and 19 of 24 on ref1
-    (18), and 14 of 20 and 1 of 5 on the eager hold-outs holdout1 and holdout2 (17 and 2 with
-    this rule): kept. A latency-paced rule (max(t_old, x_new / fraction)) did worse on hf1 (57)."""
+    (18); on the eager hold-outs holdout1 and holdout2 it gave 14 of 20 and 1 of 5 (17 and 2 with
+    this rule), and this rule was kept for eager steps because of them: they are spent
+    (validation/expected/impl_report.py SPENT). A latency-paced rule (max(t_old, x_new / fraction))
+    did worse on hf1 (57)."""
     if graph and a_new > a_old:
         return t_old + (a_new - a_old) * share  # this kernel's share of its call's extra work
     return t_old * x_new / x_old

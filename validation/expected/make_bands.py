@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -67,19 +68,29 @@ def collect(root: Path, fresh: set[str] | None = None) -> dict[str, list[float]]
     return ratios
 
 
-def collect_traced(root: Path) -> dict[str, list[float]]:
-    """Traced implementations predicted at other shapes (impl_report.py), hold-out sets only:
-    measured / predicted by phase, with the step time given (traced) and without (traced-nostep)."""
+def collect_traced(root: Path, roles: dict[str, set[str]], cards: dict[str, set[str]]) -> dict[str, list[float]]:
+    """Traced implementations predicted at other shapes (impl_report.py): measured / predicted by
+    phase, with the step time given (traced), without (traced-nostep), and replayed from a CUDA
+    graph (traced-graphs); the role of each set that contributes (hold-out, development or a
+    spent hold-out) into ``roles``, its cards into ``cards``."""
     ratios: dict[str, list[float]] = {}
     for f in sorted(root.rglob("impl-*.json")):
         rep = json.loads(f.read_text())
-        if rep.get("role") != "hold-out":
+        if "rows" not in rep:
             continue
         kind = "traced-graphs" if rep.get("graphs") else "traced-nostep" if f.stem.endswith("-nostep") else "traced"
         for row in rep["rows"]:
             if not row["same_shape"]:
-                ratios.setdefault(f"{row['phase']}/{kind}", []).append(float(row["ratio"]))
+                k = f"{row['phase']}/{kind}"
+                ratios.setdefault(k, []).append(float(row["ratio"]))
+                roles.setdefault(k, set()).add(rep.get("role") or "development")
+                cards.setdefault(k, set()).add(card_of(rep["set"]))
     return ratios
+
+
+def card_of(set_name: str) -> str:
+    """The card of a set's folder name: h100x2/... -> H100 (the count of cards stripped)."""
+    return re.sub(r"x\d+$", "", set_name.split("/")[0]).upper()
 
 
 # named-implementation sets whose processes ran a profiler session before their host-paced steps
@@ -103,7 +114,7 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             tp = "tp" if row.get("gpus", 1) > 1 else "1gpu"
             k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/{tp}"
             ratios.setdefault(k, []).append(float(row["ratio"]))
-            cards.setdefault(k, set()).add(rep["set"].split("/")[0].split("x")[0].upper())  # h100x2: H100 cards
+            cards.setdefault(k, set()).add(card_of(rep["set"]))
             if rep["role"].get(row["kind"]) == "hold-out":
                 fresh.add(k)
     return ratios
@@ -127,8 +138,17 @@ def bands(root: Path) -> dict[str, object]:
         out[k] = {**_band(xs), "cards": "H100/H200"}
         if k in fresh:
             out[k]["sample"] = "in-sample and hold-out"
-    for k, xs in sorted(collect_traced(root).items()):
-        out[k] = {**_band(xs), "sample": "hold-out", "cards": "H100" if k.endswith("traced-graphs") else "H200"}
+    roles: dict[str, set[str]] = {}
+    traced_cards: dict[str, set[str]] = {}
+    for k, xs in sorted(collect_traced(root, roles, traced_cards).items()):
+        sample = (
+            "hold-out"
+            if roles[k] == {"hold-out"}
+            else "in-sample and hold-out"
+            if "hold-out" in roles[k]
+            else "in-sample"
+        )
+        out[k] = {**_band(xs), "sample": sample, "cards": "/".join(sorted(traced_cards[k]))}
     named_fresh: set[str] = set()
     named_cards: dict[str, set[str]] = {}
     for k, xs in sorted(collect_named(root, named_fresh, named_cards).items()):

@@ -143,7 +143,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             xs = [r[key] for r in sel]
             out[f"{impl}/{kind}"] = {
                 "cases": len(xs),
-                "figures": ("host around each case" if all(r.get("host_figure") for r in sel) else "host of the run")
+                "figures": (
+                    "host around each case"
+                    if all(r.get("host_figure") for r in sel)
+                    else "mixed: around the case where timed, else of the run"
+                    if any(r.get("host_figure") for r in sel)
+                    else "host of the run"
+                )
                 if key == "ratio_host"
                 else "registry",
                 "median": round(statistics.median(xs), 3),
