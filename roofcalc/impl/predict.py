@@ -89,7 +89,12 @@ def _in_order_rate(k: ImplKernel, hw: Hardware) -> float | None:
     """ATen's legacy elementwise kernel (TensorIterator's non-contiguous path: each thread works
     through its items one after another, an offset computed for each) keeps one element per thread
     in flight: Little's law gives SMs x resident threads x element bytes over the loaded memory
-    latency (the probe's loaded_latency_s). None: another kernel, or the card lacks the figures."""
+    latency (the probe's loaded_latency_s). None: another kernel, or the card lacks the figures.
+
+    Assumed, not read off the trace: every thread slot of an SM resident (max_threads_per_sm; the
+    kernel's 128-thread blocks allow it unless registers bind), the element size of the op's first
+    floating input (2 bytes where none is recorded), and, in ``_work_s``, half of the op's bytes
+    loads (a copy; a cast or a binary op moves another mix)."""
     from ..expected.card import card
     from ..trace.opcost import TORCH_DTYPES
 

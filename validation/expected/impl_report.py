@@ -13,6 +13,7 @@ implementation and phase. Writes validation/expected/<card>/impl-<set>.json; no 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -74,7 +75,7 @@ def report(card_set: str, step_time: bool, graphs: bool = False) -> dict:
     traced from an eager run of the same code), kept as such (build_impl cuda_graphs)."""
     folder = TRACES / card_set
     doc = json.loads((folder / "times.json").read_text())
-    hw = load_hardware(card_set.split("/")[0].split("x")[0])  # h100x2: H100 cards
+    hw = load_hardware(re.sub(r"x\d+$", "", card_set.split("/")[0]))  # h100x2: H100 cards
     ov = overhead()
     ok = [
         c

@@ -12,6 +12,7 @@ host figures of the machine that ran it). Writes validation/expected/<card>/name
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -85,7 +86,7 @@ def kind_of(case: dict[str, Any]) -> str:
 def report(set_name: str) -> dict[str, Any]:
     src = TRACES / set_name / "times.json"
     doc = json.loads(src.read_text())
-    card = set_name.split("/")[0].split("x")[0]  # h100x2: the card is h100
+    card = re.sub(r"x\d+$", "", set_name.split("/")[0])  # h100x2: the card is h100
     hw = resolve_hardware(card, None, None)
     host = doc.get("host")
     rows = []
