@@ -142,3 +142,20 @@ def test_relative_links_resolve(page: Path) -> None:
         assert path.exists(), f"{page.name}: {link}"
         if anchor and path.suffix == ".md":
             assert anchor in _anchors(path), f"{page.name}: {link}: no heading with that anchor"
+
+
+def test_the_ablations_whole_model_row_is_the_committed_reports() -> None:
+    """validation/expected/ablation.json's "model" row is the share of the fresh hold-outs' committed
+    reports (roofcalc validate) within [0.8, 1.25]: the ablation evaluates what the reports do."""
+    import json
+
+    root = Path(__file__).resolve().parent.parent / "validation" / "expected"
+    doc = json.loads((root / "ablation.json").read_text())
+    ratios = []
+    for src in doc["sets"]:
+        card, name = src.split("/")
+        rep = json.loads((root / card / f"report-{Path(name).stem}-registry.json").read_text())
+        ratios += [c["ratio"] for c in rep["cases"] if isinstance(c.get("ratio"), (int, float))]
+    assert len(ratios) == doc["cases"]
+    assert doc["summary"]["model"]["within_band"] == sum(0.8 <= r <= 1.25 for r in ratios) / len(ratios)
+    assert doc["summary"]["model"]["outside_0.5_2"] == sum(not 0.5 <= r <= 2 for r in ratios)

@@ -157,6 +157,36 @@ def section(reps: list[dict[str, Any]], kind: str, figures: str) -> list[str]:
 BASELINE_FACTOR, BASELINE_PER_KERNEL_S = 1.28, 2.56e-6
 
 
+def ablation_section() -> list[str]:
+    """Each mechanism's share of the model's accuracy on the fresh op hold-outs
+    (validation/expected/ablation.json, written by ablation.py)."""
+    doc = json.loads((HERE / "ablation.json").read_text())
+    ops = sorted(doc["cases_per_op"])
+    rows = []
+    order = ["model", *sorted(k for k in doc["summary"] if k not in ("model", "baseline")), "baseline"]
+    for label in order:
+        s = doc["summary"][label]
+        rows.append(
+            [
+                label,
+                f"{s['within_band']:.0%}",
+                str(s["outside_0.5_2"]),
+                *(f"{s['per_op'][op]:.0%}" for op in ops),
+            ]
+        )
+    return [
+        "## Ablation: each mechanism on the fresh hold-outs",
+        "",
+        f"The {doc['cases']:,} cases of the fresh op hold-outs ({', '.join(f'`{x}`' for x in doc['sets'])}),",
+        "evaluated by the model whole, by the model with one mechanism replaced by the plain roofline it",
+        "refines (`python3 validation/expected/ablation.py`; docs/model.md names the mechanisms), and by",
+        "the two-number baseline. Share within [0.8, 1.25] of measured / expected, all ops and per op",
+        f"({', '.join(f'{op} {n}' for op, n in doc['cases_per_op'].items())} cases):",
+        "",
+        *table(["variant", "within", "outside [0.5, 2]", *ops], rows),
+    ]
+
+
 def baseline_section(reps: list[dict[str, Any]]) -> list[str]:
     """The fresh op hold-outs: the model against the two-number baseline, by op."""
     import roofcalc
@@ -420,6 +450,7 @@ def render() -> str:
             lines += ["", f"### {title}, {what}"]
             lines += section(reps, kind, figures)
     lines += ["", *baseline_section(reps)]
+    lines += ["", *ablation_section()]
     lines += ["", *traced_section()]
     lines += ["", *named_section()]
     lines += ["", *totals_section()]
