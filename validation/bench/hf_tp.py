@@ -115,6 +115,12 @@ def prefill(
     def step() -> None:
         model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)
 
+    return _issued(d, step, steps, trace, rec)
+
+
+def _issued(d: Any, step: Any, steps: int, trace: Path | None, rec: dict[str, Any]) -> list[float]:
+    """A step issued from Python: two warm-ups, then ``steps`` timed with the host's speed around
+    them, then (after the timing: a profiler session slows the host) one traced."""
     for _ in range(2):
         step()
     d.barrier()
@@ -138,13 +144,7 @@ def dynamic(
         cache = o.past_key_values
         o.logits[:, -1].argmax(-1)
 
-    for _ in range(2):
-        step()
-    d.barrier()
-    times = host_around(rec, lambda: [sync_time(step) for _ in range(steps)])
-    if trace is not None:
-        trace_one(step, trace)
-    return times
+    return _issued(d, step, steps, trace, rec)
 
 
 @torch.no_grad()
