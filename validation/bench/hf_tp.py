@@ -34,8 +34,8 @@ import torch
 
 import llm_bench
 from benchlib import run_header
-from impl_bench import config_of, graph_time, host_around, static_cache
-from trace_capture import sync_time, trace_one
+from impl_bench import config_of, graph_time, issued, static_cache
+from trace_capture import trace_one
 
 SETS = {
     "dev": dict(
@@ -119,15 +119,10 @@ def prefill(
 
 
 def _issued(d: Any, step: Any, steps: int, trace: Path | None, rec: dict[str, Any]) -> list[float]:
-    """A step issued from Python: two warm-ups, then ``steps`` timed with the host's speed around
-    them, then (after the timing: a profiler session slows the host) one traced."""
-    for _ in range(2):
-        step()
-    d.barrier()
-    times = host_around(rec, lambda: [sync_time(step) for _ in range(steps)])
-    if trace is not None:
-        trace_one(step, trace)
-    return times
+    """impl_bench.issued, every rank past the barrier before the timing; the host's speed into ``rec``."""
+    res = issued(step, steps, trace, d.barrier)
+    rec["host_op_s"] = res["host_op_s"]
+    return res["times_s"]
 
 
 @torch.no_grad()

@@ -530,6 +530,23 @@ def host_around(rec: dict[str, Any], fn: Any) -> Any:
     return out
 
 
+def issued(step: Any, steps: int, trace: Path | None, ready: Any = None) -> dict[str, Any]:
+    """A step issued from Python: two warm-ups (then ``ready()``: hf_tp.py's barrier), ``steps``
+    timed (a CUDA synchronise around each) with the host's speed timed around them, then, with
+    ``trace``, one step traced (after the timing: a profiler session slows the host's later steps)."""
+    for _ in range(2):
+        step()
+    if ready is not None:
+        ready()
+    res: dict[str, Any] = {}
+    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
+    res.update({"median_s": statistics.median(times), "times_s": times})
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    return res
+
+
 def graph_time(fn: Any, replays: int) -> tuple[list[float], Any]:
     """Capture fn in a CUDA graph (after warm-ups on a side stream), then time each replay."""
     g = capture(fn, warm=3)
@@ -592,15 +609,7 @@ def hf_dynamic(model: Any, cfg: Any, batch: int, context: int, steps: int, trace
         cache = o.past_key_values
         o.logits[:, -1].argmax(-1)
 
-    for _ in range(2):
-        step()
-    res: dict[str, Any] = {}
-    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
-    res.update({"median_s": statistics.median(times), "times_s": times, "context_mid": context + 2 + steps // 2})
-    if trace is not None:
-        trace_one(step, trace)
-        res["trace"] = trace.name
-    return res
+    return {**issued(step, steps, trace), "context_mid": context + 2 + steps // 2}
 
 
 @torch.no_grad()
@@ -619,15 +628,7 @@ def hf_prefill(model: Any, cfg: Any, batch: int, seq: int, steps: int, trace: Pa
     def step() -> None:
         model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)
 
-    for _ in range(2):
-        step()
-    res: dict[str, Any] = {}
-    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
-    res.update({"median_s": statistics.median(times), "times_s": times})
-    if trace is not None:
-        trace_one(step, trace)
-        res["trace"] = trace.name
-    return res
+    return issued(step, steps, trace)
 
 
 @torch.no_grad()
@@ -662,14 +663,7 @@ def fused_prefill(cfg: dict[str, Any], batch: int, seq: int, steps: int, trace: 
     def step() -> None:
         m.forward(ids, pos, seq)
 
-    for _ in range(2):
-        step()
-    res: dict[str, Any] = {}
-    times = host_around(res, lambda: [sync_time(step) for _ in range(steps)])
-    res.update({"median_s": statistics.median(times), "times_s": times})
-    if trace is not None:
-        trace_one(step, trace)
-        res["trace"] = trace.name
+    res = issued(step, steps, trace)
     del m
     return res
 
