@@ -520,3 +520,52 @@ def test_a_cache_length_does_not_apply_to_a_traced_file(tmp_path: Path) -> None:
     f = str(ROOT / "tests" / "data" / "impl" / "hf-eager-llama-1b.yaml")
     r = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", f, "--hw", "h200", "--cache-len", "8192")
     assert r.exit_code == 2 and "--cache-len" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_collectives_of_two_group_sizes_are_refused(tmp_path: Path) -> None:
+    """An implementation's shapes are the shards of one GPU count: a rank's trace of transformers at
+    TP=2 whose first collective is made to record a group of 3 GPUs is refused, nothing written."""
+    import gzip
+
+    src = (
+        ROOT
+        / "validation"
+        / "traces"
+        / "h100x2"
+        / "hf-tp-dev"
+        / "traces"
+        / "hf-static-tp2-llama-1b-decode-b1-c512.json.gz"
+    )
+    doc = json.loads(gzip.decompress(src.read_bytes()))
+    grouped = sorted((e for e in doc["traceEvents"] if "Group size" in (e.get("args") or {})), key=lambda e: e["ts"])
+    for cat in ("cpu_op", "kernel"):  # the first collective's op and its kernel
+        next(e for e in grouped if e.get("cat") == cat)["args"]["Group size"] = 3
+    bad = tmp_path / "mixed.json"
+    bad.write_text(json.dumps(doc))
+    out = tmp_path / "mixed.yaml"
+    r = run(
+        "trace", str(bad), "--save-impl", str(out), "--batch", "1", "--context", "512", "--cuda-graphs", "--hw", "h100"
+    )
+    assert r.exit_code == 2 and "groups of 2, 3 GPUs" in r.stderr and not out.exists(), r.output
+
+
+def test_a_graph_file_against_the_flags_and_another_model(tmp_path: Path) -> None:
+    """A graph-replayed file refuses --no-cuda-graphs; one traced on a 3B model and asked for a 1B
+    model says so (its GEMMs read 2.6x the weights the model's step reads)."""
+    trace = (
+        ROOT
+        / "validation"
+        / "traces"
+        / "h100"
+        / "impl-trace6"
+        / "traces"
+        / "hf-static-llama-3b-gqa2-decode-b3-c700-L764.json.gz"
+    )
+    out = tmp_path / "g.yaml"
+    assert run("trace", str(trace), "--save-impl", str(out), "--batch", "3", "--context", "700", "--cuda-graphs",
+               "--hw", "h100").exit_code == 0  # fmt: skip
+    args = ("op", "decode", "--model", "llama-3.2-1b", "--impl-file", str(out), "--batch", "8", "--hw", "h100")
+    r = run(*args, "--no-cuda-graphs")
+    assert r.exit_code == 2 and "--no-cuda-graphs" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    notes = run_json(*args)["expected_notes"]
+    assert any("traced on another model" in n for n in notes), notes

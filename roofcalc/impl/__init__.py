@@ -129,6 +129,10 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
             f"--impl-file: {impl.name} was traced on {impl.hardware}; predicting it on {hw.id} is not modelled "
             f"(trace it there)"
         )
+    if impl.graph is not None and r.params.get("cuda_graphs") is False:
+        raise InputError(
+            f"--no-cuda-graphs: {impl.name} is a step replayed from a CUDA graph (trace one issued from Python)"
+        )
     gpus = r.params.get("gpus")
     if isinstance(gpus, int) and gpus != impl.gpus:
         on = "one GPU" if impl.gpus == 1 else f"{impl.gpus} GPUs"
@@ -168,7 +172,14 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
     else:
         terms.append(Term(name="host issue", seconds=p.host_s, reason="the traced host timeline, replayed"))
     notes = []
-    if p.step_s < r.predicted_s:
+    traced_w = _traced_weight_params(impl)
+    model_w = next((i.value for i in r.info if i.name == "weight_params_read"), None) if r.info else None
+    if traced_w and isinstance(model_w, (int, float)) and model_w > 0 and not 0.8 <= traced_w / model_w <= 1.25:
+        notes.append(
+            f"{impl.name}'s GEMMs read {traced_w:,.0f} weight parameters a step, this model {model_w:,.0f}: "
+            "it was traced on another model than the one given"
+        )
+    elif p.step_s < r.predicted_s:
         notes.append(
             f"the implementation's kernels take less than this model's bound ({p.step_s * 1e3:.3g} ms against "
             f"{r.predicted_s * 1e3:.3g} ms): {impl.name} was traced on another model than the one given"
@@ -198,6 +209,25 @@ def with_implementation(r: RooflineResult, impl: ImplFile, hw: Hardware, label: 
         "traced-graphs" if impl.graph is not None else "traced" if impl.measured_step_s is not None else "traced-nostep"
     )
     return out.model_copy(update={"summary": summarize(out, implementation=impl.name, band_kind=kind)})
+
+
+def _traced_weight_params(impl: ImplFile) -> int:
+    """The weight parameters the traced step's GEMMs read (each op call's weight inputs once)."""
+    import math
+
+    from .build import WEIGHT_INPUTS
+
+    seen: set[int] = set()
+    total = 0
+    for k in impl.kernels:
+        if k.call in seen or k.dims is None or k.op not in WEIGHT_INPUTS:
+            continue
+        seen.add(k.call)
+        for i in WEIGHT_INPUTS[k.op]:
+            shape = k.dims[i] if i < len(k.dims) else None
+            if isinstance(shape, list) and len(shape) == 2 and all(isinstance(d, int) for d in shape):
+                total += math.prod(shape)  # a weight's sizes are constants (formulas follow the batch)
+    return total
 
 
 __all__ = ["graph_replay", "load_impl", "measured_overhead", "save_impl", "with_implementation"]

@@ -188,6 +188,12 @@ def build_impl(
         ),
         None,
     )
+    groups = {c.group_size for c in comms if c is not None and c.group_size}
+    if len(groups) > 1:
+        raise InputError(
+            f"{trace.label}: its collectives record groups of {', '.join(map(str, sorted(groups)))} GPUs; an "
+            "implementation's shapes are the shards of one GPU count"
+        )
     if lost is not None:
         raise InputError(
             f"{trace.label}: the collective {lost.name[:60]} has no recorded group size, so the GPU count the "
