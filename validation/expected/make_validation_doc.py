@@ -272,6 +272,8 @@ NAMED_SETS = (
     "h100x2/hf-tp-holdout1",
     "h100x2/hf-tp-holdout2",
     "h100x4/hf-tp4-holdout1",
+    "h200x2/hf-tp-holdout3",
+    "h200x2/fused-tp2",
 )
 
 
