@@ -50,6 +50,11 @@ SETS = {
         prefill=[(1, 200), (2, 1500), (3, 3000)],
         dynamic=[(6, 1500)],
     ),
+    # configs whose GPUs hold one KV head at TP=2 (and one that holds two), for the L2 re-reads
+    "holdout3": dict(models="qwen2-3b,llama-3b-gqa2,qwen2-7b",
+                     decode=[(4, 1500), (24, 3000), (64, 800)],
+                     prefill=[(1, 100), (2, 2000)],
+                     dynamic=[(4, 1200)]),
     "holdout2": dict(
         models="llama-1b-deep,qwen3-2b-wide,mistral-4b,qwen2-1b-narrow",
         decode=[(3, 1200), (16, 2500), (48, 600)],
