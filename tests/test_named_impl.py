@@ -232,7 +232,14 @@ def test_impl_commands() -> None:
 
 @pytest.mark.parametrize(
     "set_name",
-    ["h200/impl-holdout3", "h100/impl-holdout5", "h100x2/hf-tp-holdout2", "h100x4/hf-tp4-holdout1", "h100x2/hf-tp-dev"],
+    [
+        "h200/impl-holdout3",
+        "h100/impl-holdout5",
+        "h100x2/hf-tp-holdout2",
+        "h100x4/hf-tp4-holdout1",
+        "h100x2/hf-tp-dev",
+        "h200x2/hf-tp-holdout4",
+    ],
 )
 def test_committed_named_report_is_what_the_code_computes(set_name: str) -> None:
     rep = load_script(ROOT / "validation" / "expected" / "named_report.py").report(set_name)
@@ -254,7 +261,7 @@ def test_the_hold_out_targets_hold() -> None:
     h5 = json.loads((ROOT / "validation" / "expected" / "h100" / "named-impl-holdout5.json").read_text())
     assert all(0.85 <= row["ratio"] <= 1.2 for row in h5["cases"] if row["kind"] == "graphs")
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
-    for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1")):
+    for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
         assert all(v["within_target"] == v["cases"] for v in tp["summary"].values()), tp["summary"]
         assert set(tp["summary"]) == {"hf/graphs", "hf/prefill", "hf-dynamic/python"}

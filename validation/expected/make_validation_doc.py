@@ -274,6 +274,7 @@ NAMED_SETS = (
     "h100x4/hf-tp4-holdout1",
     "h200x2/hf-tp-holdout3",
     "h200x2/fused-tp2",
+    "h200x2/hf-tp-holdout4",
 )
 
 
