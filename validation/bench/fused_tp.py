@@ -4,6 +4,8 @@ on every rank of a torchrun world; rank 0 writes each case's per-rank step times
 
     torchrun --nproc-per-node 2 fused_tp.py --out DIR [--models llama-8b,mistral-7b]
 
+Prefill is issued from Python, with every rank's host speed timed around its steps (host_op_s_per_rank).
+
 Writes DIR/times.json (the impl_bench.py layout, with "gpus" and each rank's times).
 """
 
@@ -22,8 +24,7 @@ import torch
 import llm_bench
 from benchlib import run_header
 from fused_model import FusedModel
-from impl_bench import config_of, graph_time
-from trace_capture import sync_time
+from impl_bench import config_of, graph_time, issued
 
 DECODE = [(1, 1024), (8, 4096), (32, 2048), (64, 512)]
 PREFILL = [(1, 2048), (4, 1024)]
@@ -46,7 +47,8 @@ def decode(d: Any, cfg: dict[str, Any], batch: int, context: int, replays: int) 
 
 
 @torch.no_grad()
-def prefill(d: Any, cfg: dict[str, Any], batch: int, seq: int, steps: int) -> list[float]:
+def prefill(d: Any, cfg: dict[str, Any], batch: int, seq: int, steps: int, rec: dict[str, Any]) -> list[float]:
+    """Issued from Python, with the host's speed timed around the steps into ``rec`` (impl_bench.issued)."""
     m = FusedModel(cfg, batch, seq, device=d.dev, dist=d)
     ids = torch.randint(0, cfg["vocab_size"], (batch, seq), device=d.dev)
     pos = torch.arange(seq, device=d.dev, dtype=torch.int32)
@@ -54,12 +56,10 @@ def prefill(d: Any, cfg: dict[str, Any], batch: int, seq: int, steps: int) -> li
     def step() -> None:
         m.forward(ids, pos, seq)
 
-    for _ in range(2):
-        step()
-    d.barrier()
-    times = [sync_time(step) for _ in range(steps)]
+    res = issued(step, steps, None, d.barrier)
+    rec["host_op_s"] = res["host_op_s"]
     del m
-    return times
+    return res["times_s"]
 
 
 def main() -> int:
@@ -83,8 +83,9 @@ def main() -> int:
                                     "gpus": d.world, "cuda_graphs": phase == "decode",
                                     ("context" if phase == "decode" else "seq"): n,
                                     "label": f"fused-tp{d.world}-{name}-{phase}-b{b}-{'c' if phase == 'decode' else 's'}{n}"}
+            rec: dict[str, Any] = {}
             try:
-                times = decode(d, cfg, b, n, args.replays) if phase == "decode" else prefill(d, cfg, b, n, args.steps)
+                times = decode(d, cfg, b, n, args.replays) if phase == "decode" else prefill(d, cfg, b, n, args.steps, rec)
                 err = None
             except Exception as e:  # noqa: BLE001 - recorded, the run goes on
                 times, err = [], f"{type(e).__name__}: {e}"[:400]
@@ -92,7 +93,10 @@ def main() -> int:
             torch.cuda.empty_cache()
             per_rank = d.gather_obj(times)
             errors = d.gather_obj(err)
+            hosts = d.gather_obj(rec.get("host_op_s"))
             if d.rank == 0:
+                if any(hosts):
+                    case["host_op_s_per_rank"] = hosts
                 ok = all(per_rank) and not any(errors)
                 # a step ends when its slowest rank does: the median over steps of the largest rank's time
                 case.update(error=next((e for e in errors if e), None),
