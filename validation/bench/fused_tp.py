@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import traceback
 from pathlib import Path
@@ -24,7 +23,7 @@ import torch
 import llm_bench
 from benchlib import run_header
 from fused_model import FusedModel
-from impl_bench import config_of, graph_time, issued
+from impl_bench import config_of, gather_case, graph_time, issued
 
 DECODE = [(1, 1024), (8, 4096), (32, 2048), (64, 512)]
 PREFILL = [(1, 2048), (4, 1024)]
@@ -91,17 +90,8 @@ def main() -> int:
                 times, err = [], f"{type(e).__name__}: {e}"[:400]
                 traceback.print_exc(limit=3)
             torch.cuda.empty_cache()
-            per_rank = d.gather_obj(times)
-            errors = d.gather_obj(err)
-            hosts = d.gather_obj(rec.get("host_op_s"))
+            gather_case(d, case, times, err, rec.get("host_op_s"))
             if d.rank == 0:
-                if any(hosts):
-                    case["host_op_s_per_rank"] = hosts
-                ok = all(per_rank) and not any(errors)
-                # a step ends when its slowest rank does: the median over steps of the largest rank's time
-                case.update(error=next((e for e in errors if e), None),
-                            times_s_per_rank=per_rank,
-                            median_s=statistics.median(max(ts) for ts in zip(*per_rank)) if ok else None)
                 doc["cases"].append(case)
                 (out / "times.json").write_text(json.dumps(doc, indent=1))
                 print(case["label"], case["median_s"], case["error"], flush=True)

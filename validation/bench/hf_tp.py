@@ -34,7 +34,7 @@ import torch
 
 import llm_bench
 from benchlib import run_header
-from impl_bench import config_of, graph_time, issued, static_cache
+from impl_bench import config_of, gather_case, graph_time, issued, static_cache
 from trace_capture import trace_one
 
 SETS = {
@@ -297,18 +297,8 @@ def main() -> int:
                     times, err = [], f"{type(e).__name__}: {e}"[:400]
                     traceback.print_exc(limit=4)
             torch.cuda.empty_cache()
-            per_rank = d.gather_obj(times)
-            errors = d.gather_obj(err)
-            hosts = d.gather_obj(rec.get("host_op_s"))
+            ok = gather_case(d, case, times, err, rec.get("host_op_s"))
             if d.rank == 0:
-                ok = all(per_rank) and not any(errors)
-                case.update(
-                    error=next((e for e in errors if e), None),
-                    times_s_per_rank=per_rank,
-                    median_s=statistics.median(max(ts) for ts in zip(*per_rank)) if ok else None,
-                )
-                if any(hosts):
-                    case["host_op_s_per_rank"] = hosts
                 if tpath is not None and ok:
                     case["trace"] = tpath.name
                 doc["cases"].append(case)

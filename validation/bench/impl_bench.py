@@ -547,6 +547,36 @@ def issued(step: Any, steps: int, trace: Path | None, ready: Any = None) -> dict
     return res
 
 
+def replayed(step: Any, replays: int, trace: Path | None) -> dict[str, Any]:
+    """A step replayed from a CUDA graph: with ``trace``, one eager run of it traced first (a
+    graph's kernels are read off the same code run eagerly), then ``replays`` replays timed."""
+    res: dict[str, Any] = {}
+    if trace is not None:
+        trace_one(step, trace)
+        res["trace"] = trace.name
+    times, _g = graph_time(step, replays)
+    return {"median_s": statistics.median(times), "times_s": times, **res}
+
+
+def gather_case(d: Any, case: dict[str, Any], times: list[float], err: str | None, host: Any) -> bool:
+    """A case run on every rank of a torchrun world (hf_tp.py, fused_tp.py): each rank's times,
+    error and host speed gathered into ``case`` on rank 0; a step ends when its slowest rank does,
+    so its time is the median over steps of the largest rank's. True where every rank timed it."""
+    per_rank = d.gather_obj(times)
+    errors = d.gather_obj(err)
+    hosts = d.gather_obj(host)
+    ok = all(per_rank) and not any(errors)
+    if d.rank == 0:
+        case.update(
+            error=next((e for e in errors if e), None),
+            times_s_per_rank=per_rank,
+            median_s=statistics.median(max(ts) for ts in zip(*per_rank)) if ok else None,
+        )
+        if any(hosts):
+            case["host_op_s_per_rank"] = hosts
+    return ok
+
+
 def graph_time(fn: Any, replays: int) -> tuple[list[float], Any]:
     """Capture fn in a CUDA graph (after warm-ups on a side stream), then time each replay."""
     g = capture(fn, warm=3)
@@ -588,13 +618,7 @@ def hf_static(
         return out.logits[:, -1].argmax(-1)
 
     step()  # the cache's layers are allocated on their first update
-    res: dict[str, Any] = {}
-    if trace is not None:
-        trace_one(step, trace)
-        res["trace"] = trace.name
-    times, g = graph_time(step, replays)
-    del g, cache
-    return {"median_s": statistics.median(times), "times_s": times, **res}
+    return replayed(step, replays, trace)
 
 
 @torch.no_grad()
@@ -643,13 +667,7 @@ def fused_decode(cfg: dict[str, Any], batch: int, context: int, replays: int, tr
         return m.forward(tok, pos, context + 1)
 
     step()
-    res: dict[str, Any] = {}
-    if trace is not None:
-        trace_one(step, trace)
-        res["trace"] = trace.name
-    times, g = graph_time(step, replays)
-    del g, m
-    return {"median_s": statistics.median(times), "times_s": times, **res}
+    return replayed(step, replays, trace)
 
 
 @torch.no_grad()
