@@ -11,6 +11,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -138,6 +139,32 @@ def queued_times(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> li
         e.record()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends, strict=True)]
+
+
+def sleep_cycles_per_s() -> float:
+    """Clock cycles per second of ``torch.cuda._sleep`` (a kernel that spins for a number of
+    cycles and touches no memory) on this GPU, timed once between events."""
+    torch.cuda._sleep(1000)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    torch.cuda._sleep(4_000_000)
+    e.record()
+    e.synchronize()
+    return 4e6 / (s.elapsed_time(e) * 1e-3)
+
+
+def busy_issue_s(fn: Callable[[], Any], cycles: int, n: int = 5) -> float:
+    """The host's time to issue one call of fn (perf_counter around it, no sync) while the GPU
+    spins on a ``torch.cuda._sleep`` of ``cycles``: the median of n calls."""
+    out = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(cycles)
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    torch.cuda.synchronize()
+    return statistics.median(out)
 
 
 def profiled_events(fn: Callable[[], Any], categories: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ GPU has almost nothing to do (one token), so that each step's wall time is its h
 For each implementation and model: the same config built with 2 and with 6 layers, a prefill of
 ``--seq`` tokens timed (median of 30, CUDA synchronised around each); the host's time per layer is
 the difference over the 4 layers. Beside it, the hot loop of one small PyTorch op (x.add_), the
-unit roofcalc counts host work in.
+unit roofcalc counts host work in. With --full, the config at its own depth too.
 
     python3 host_layers.py --out DIR [--models llama-1b,nemo-16l] [--seq 4]
 
@@ -86,6 +86,7 @@ def main() -> int:
     ap.add_argument("--models", default="llama-1b,nemo-16l,qwen2-0.5b,qwen3-0.6b,phi3-mini")
     ap.add_argument("--impls", default="fused,hf")
     ap.add_argument("--seq", type=int, default=4)
+    ap.add_argument("--full", action="store_true", help="also time each config at its own depth")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -106,8 +107,9 @@ def main() -> int:
             op_before = hot_op_s()
             t2 = step_time(impl, name, 2, args.seq)
             t6 = step_time(impl, name, 6, args.seq)
+            full = step_time(impl, name, config_of(name)["num_hidden_layers"], args.seq) if args.full else None
             op_after = hot_op_s()
-            case = {"impl": impl, "model": name, "step_2_layers_s": t2, "step_6_layers_s": t6,
+            case = {"step_full_s": full, "impl": impl, "model": name, "step_2_layers_s": t2, "step_6_layers_s": t6,
                     "host_per_layer_s": (t6 - t2) / 4, "hot_op_s": (op_before + op_after) / 2,
                     "hot_op_before_after_s": [op_before, op_after]}
             case["host_per_layer_ops"] = case["host_per_layer_s"] / case["hot_op_s"]

@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from benchlib import (device_info, driver_version, percentile, queued_times, sdpa_default_backend, selected_env,
-                      short_err, utc_now, write_json_atomic)
+from benchlib import (busy_issue_s, device_info, driver_version, percentile, queued_times, sdpa_default_backend,
+                      selected_env, short_err, sleep_cycles_per_s, utc_now, write_json_atomic)
 
 SCHEMA = 1
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -505,7 +505,26 @@ def l2_layernorm_cases() -> list[dict[str, Any]]:
     return cs
 
 
-PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases}
+def skinny_cases() -> list[dict[str, Any]]:
+    """Skinny products where cuBLAS picks its own path (development data, 2026-11-27): fp32 gemv
+    over a grid of few rows (1-99) and long rows (300-24000); 16-bit GEMMs with m = 1 and a deep
+    k; fp32 GEMMs with a tiny n or k. Their kernels are read with kernel_shapes.py --plan skinny."""
+    cs: list[dict[str, Any]] = []
+    for m in (1, 2, 3, 5, 9, 17, 33, 65, 99):
+        for n in (348, 1942, 6000, 13728, 24034):
+            cs.append(gemv_case(m, n, "fp32"))
+    for dt in ("fp16", "bf16"):
+        for n, k in ((3237, 9959), (6219, 3136), (1024, 1024), (4096, 4096), (512, 16000), (16000, 512)):
+            cs.append(gemm_case(1, n, k, dt))
+            cs.append(gemm_case(5, n, k, dt))
+    for m, n, k in ((2864, 9, 48), (1808, 5, 106), (5491, 10, 19), (4536, 4, 15088), (7392, 6614, 4),
+                    (1121, 4, 40), (32, 2648, 2), (837, 48, 24), (43, 56, 13336), (4, 8, 9552)):
+        cs.append(gemm_case(m, n, k, "fp32"))
+    return cs
+
+
+PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
+         "skinny": skinny_cases}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
@@ -528,13 +547,22 @@ def smoke_cases() -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- timing
 
 class Timer:
-    """CUDA: events around the op after an L2 flush. CPU: perf_counter (smoke tests)."""
+    """CUDA: events around the op after an L2 flush. CPU: perf_counter (smoke tests).
 
-    def __init__(self, dev: torch.device, flush_bytes: int):
+    pacing "spin" (the default since 2026-11-27): after the flush, a ``torch.cuda._sleep`` spin
+    (no memory touched) long enough that the host has issued the whole op before the GPU reaches
+    its start event, so the op's kernels are queued as roofcalc's event timing assumes, whatever
+    the host's speed. pacing "flush" (the earlier sets): the flush alone; where the host takes
+    longer to issue a multi-kernel op than the flush keeps the GPU busy, the GPU waits for the
+    host inside the timed span (validation/traces/h100/naive-pacing2)."""
+
+    def __init__(self, dev: torch.device, flush_bytes: int, pacing: str = "spin"):
         self.dev = dev
         self.cuda = dev.type == "cuda"
+        self.pacing = pacing
         # A separate buffer, written before every rep: evicts the op's inputs from L2.
         self.flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device=dev)
+        self.cycles_per_s = sleep_cycles_per_s() if self.cuda else 0.0
 
     def sync(self) -> None:
         if self.cuda:
@@ -547,7 +575,20 @@ class Timer:
         self.sync()
         return time.perf_counter() - t0
 
-    def reps(self, fn: Callable[[], Any], n: int) -> list[float]:
+    def issue(self, fn: Callable[[], Any]) -> float | None:
+        """The host's time to issue one call with the GPU busy (None on the CPU)."""
+        if not self.cuda:
+            return None
+        return busy_issue_s(fn, int(2e-3 * self.cycles_per_s))
+
+    def spin_s(self, issue_s: float | None) -> float:
+        """The spin after each flush: twice the host's issue of the op and of its two events
+        (40 us allowed for them), and 20 us more; 0 under pacing "flush"."""
+        if self.pacing != "spin" or issue_s is None:
+            return 0.0
+        return 2.0 * (issue_s + 40e-6) + 20e-6
+
+    def reps(self, fn: Callable[[], Any], n: int, spin_s: float = 0.0) -> list[float]:
         if not self.cuda:
             out = []
             for _ in range(n):
@@ -556,7 +597,15 @@ class Timer:
                 fn()
                 out.append(time.perf_counter() - t0)
             return out
-        # the flush is enqueued before each start event: not timed
+        # the flush (and the spin) are enqueued before each start event: not timed
+        if spin_s > 0:
+            cycles = int(spin_s * self.cycles_per_s)
+
+            def before() -> None:
+                self.flush.zero_()
+                torch.cuda._sleep(cycles)
+
+            return queued_times(fn, before, n)
         return queued_times(fn, self.flush.zero_, n)
 
 
@@ -573,7 +622,9 @@ def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str,
         for _ in range(max(0, WARMUP - 2)):
             fn()
         n = max(MIN_REPS, min(MAX_REPS, int(TARGET_TIMED_S / max(t_est, 1e-7))))
-        times = timer.reps(fn, n)
+        issue = timer.issue(fn)
+        spin = timer.spin_s(issue)
+        times = timer.reps(fn, n, spin)
         out = fn()
         timer.sync()
         err = float(check(out))
@@ -585,6 +636,9 @@ def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str,
         "rel_err": err, "verified": bool(err <= TOL[case["dtype"]]),
         "tolerance": TOL[case["dtype"]],
     })
+    if issue is not None:
+        rec["host_issue_s"] = issue
+        rec["spin_s"] = spin
     return rec
 
 
@@ -619,6 +673,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wide", action="store_true",
                     help="--random draws from the widened generator (wide_random_cases: sizes from 1, every dtype, GQA)")
     ap.add_argument("--kinds", default="", help="--random draws only these kinds (comma-separated, e.g. softmax)")
+    ap.add_argument("--pacing", choices=("spin", "flush"), default="spin",
+                    help="spin (default): a GPU spin after each flush, so the op is queued before the GPU reaches it; "
+                         "flush: the flush alone (the sets measured before 2026-11-27 17:00 UTC)")
     ap.add_argument("--plan", choices=sorted(PLANS), default="fixed",
                     help="the fixed cases (default) or another named plan (paths: softmax's kernels, small fp32 gemv)")
     args = ap.parse_args(argv)
@@ -666,8 +723,12 @@ def main(argv: list[str] | None = None) -> int:
         "settings": {"budget_s": args.budget_s, "smoke": args.smoke, "only": args.only,
                      "target_timed_s": TARGET_TIMED_S, "min_reps": MIN_REPS, "max_reps": MAX_REPS,
                      "warmup": WARMUP, "flush_bytes": SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES,
-                     "timing": ("cuda events around each call, L2 flushed before each rep"
+                     "timing": (("cuda events around each call, L2 flushed before each rep"
+                                 + (", then a GPU spin of twice the host's issue of the call (host_issue_s) "
+                                    "and 100 us more, so the call is queued before the GPU reaches it"
+                                    if args.pacing == "spin" else ""))
                                 if dev.type == "cuda" else "time.perf_counter (cpu)"),
+                     "pacing": args.pacing,
                      "rel_err": ("norm-wise |out - ref| / |ref| on a slice, ref in float64 from the "
                                  "same inputs; dot: |out - ref| / sum|x_i y_i|")},
         "cases": [], "skipped": [],
@@ -676,7 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         result["cudnn"] = torch.backends.cudnn.version()
     write_json_atomic(args.out, result)
 
-    timer = Timer(dev, SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES)
+    timer = Timer(dev, SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES, args.pacing)
     t_start = time.perf_counter()
     print(f"# ops_bench: {len(cases)} cases on {result['device']['name']}, torch {torch.__version__}, "
           f"budget {args.budget_s:.0f}s -> {args.out}", flush=True)
