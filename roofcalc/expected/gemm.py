@@ -330,6 +330,20 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     among such shapes), wave quantization over the SMs, split-K with its reduction kernel.
     sustained: part of a step timed back to back, where tensor-core GEMMs run at the board's
     power-limited rate (Card.power_ratio)."""
+    if (
+        k.m == 1
+        and k.n > 1
+        and k.batch == 1
+        and not k.linear
+        and not k.transposed
+        and gemv_unaligned(k.n, 1, k.k, dtype_bytes)
+    ):
+        # a row vector times a matrix is a matrix-vector product too: cuBLAS is column-major, and
+        # to it x (1 x k) @ B (k x n) is B's n x k transpose times x, so an unaligned one runs its
+        # gemv kernels as the n = 1 product does (validation/expected/h100/kernels/skinny1: gemvx
+        # for 1 x 3237 x 9959 and 1 x 6219 x 3136 in fp16 and bf16, nvjet where n and k are
+        # aligned); modelled as that transpose
+        k = replace(k, m=k.n, n=1)
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
     # a @ b of row-major operands, as the maps were measured (F.linear, a transposed operand and
     # batched products run other kernels or were not measured)

@@ -22,6 +22,7 @@ import math
 import platform
 import re
 import shlex
+import statistics
 import sys
 import time
 import traceback
@@ -30,7 +31,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from benchlib import (busy_issue_s, device_info, driver_version, percentile, queued_times, sdpa_default_backend,
+from benchlib import (busy_issue_s, device_info, driver_version, event_time, percentile, queued_times,
+                      sdpa_default_backend,
                       selected_env, short_err, sleep_cycles_per_s, utc_now, write_json_atomic)
 
 SCHEMA = 1
@@ -549,20 +551,28 @@ def smoke_cases() -> list[dict[str, Any]]:
 class Timer:
     """CUDA: events around the op after an L2 flush. CPU: perf_counter (smoke tests).
 
-    pacing "spin" (the default since 2026-11-27): after the flush, a ``torch.cuda._sleep`` spin
-    (no memory touched) long enough that the host has issued the whole op before the GPU reaches
-    its start event, so the op's kernels are queued as roofcalc's event timing assumes, whatever
-    the host's speed. pacing "flush" (the earlier sets): the flush alone; where the host takes
-    longer to issue a multi-kernel op than the flush keeps the GPU busy, the GPU waits for the
-    host inside the timed span (validation/traces/h100/naive-pacing2)."""
+    pacing "repeat" (the default from 2026-11-27 17:30 UTC): the flush repeated until the GPU is
+    busy for longer than the host takes to issue the op and its events, so the op's kernels are
+    queued before the GPU reaches its start event, as roofcalc's event timing assumes, whatever the
+    host's speed; the op finds the L2 as one flush leaves it. pacing "flush" (the sets measured
+    before): the flush alone; where the host takes longer to issue a multi-kernel op than the flush
+    keeps the GPU busy, the GPU waits for the host inside the timed span
+    (validation/traces/h100/naive-pacing2). pacing "spin": the flush, then a ``torch.cuda._sleep``
+    spin of the same length (validation/expected/h100/ops-wide43-spin: single-kernel ops up to
+    1.4 us slower after the idle spin than after a flush)."""
 
-    def __init__(self, dev: torch.device, flush_bytes: int, pacing: str = "spin"):
+    def __init__(self, dev: torch.device, flush_bytes: int, pacing: str = "repeat"):
         self.dev = dev
         self.cuda = dev.type == "cuda"
         self.pacing = pacing
         # A separate buffer, written before every rep: evicts the op's inputs from L2.
         self.flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device=dev)
         self.cycles_per_s = sleep_cycles_per_s() if self.cuda else 0.0
+        self.flush_s = 0.0  # the GPU's time for one flush
+        if self.cuda:
+            for _ in range(3):
+                self.flush.zero_()
+            self.flush_s = statistics.median(event_time(self.flush.zero_) for _ in range(5))
 
     def sync(self) -> None:
         if self.cuda:
@@ -581,14 +591,14 @@ class Timer:
             return None
         return busy_issue_s(fn, int(2e-3 * self.cycles_per_s))
 
-    def spin_s(self, issue_s: float | None) -> float:
-        """The spin after each flush: twice the host's issue of the op and of its two events
-        (40 us allowed for them), and 20 us more; 0 under pacing "flush"."""
-        if self.pacing != "spin" or issue_s is None:
+    def lead_s(self, issue_s: float | None) -> float:
+        """How long the GPU must be busy before the start event: twice the host's issue of the
+        op and of its two events (40 us allowed for them), and 20 us more; 0 under "flush"."""
+        if self.pacing == "flush" or issue_s is None:
             return 0.0
         return 2.0 * (issue_s + 40e-6) + 20e-6
 
-    def reps(self, fn: Callable[[], Any], n: int, spin_s: float = 0.0) -> list[float]:
+    def reps(self, fn: Callable[[], Any], n: int, lead_s: float = 0.0) -> list[float]:
         if not self.cuda:
             out = []
             for _ in range(n):
@@ -597,16 +607,22 @@ class Timer:
                 fn()
                 out.append(time.perf_counter() - t0)
             return out
-        # the flush (and the spin) are enqueued before each start event: not timed
-        if spin_s > 0:
-            cycles = int(spin_s * self.cycles_per_s)
+        # the flushes (or the spin) are enqueued before each start event: not timed
+        if lead_s > 0 and self.pacing == "spin":
+            cycles = int(lead_s * self.cycles_per_s)
 
-            def before() -> None:
+            def spun() -> None:
                 self.flush.zero_()
                 torch.cuda._sleep(cycles)
 
-            return queued_times(fn, before, n)
-        return queued_times(fn, self.flush.zero_, n)
+            return queued_times(fn, spun, n)
+        k = max(1, math.ceil(lead_s / max(self.flush_s, 1e-6)))
+
+        def flushes() -> None:
+            for _ in range(k):
+                self.flush.zero_()
+
+        return queued_times(fn, flushes, n)
 
 
 def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str, Any]:
@@ -623,8 +639,8 @@ def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str,
             fn()
         n = max(MIN_REPS, min(MAX_REPS, int(TARGET_TIMED_S / max(t_est, 1e-7))))
         issue = timer.issue(fn)
-        spin = timer.spin_s(issue)
-        times = timer.reps(fn, n, spin)
+        lead = timer.lead_s(issue)
+        times = timer.reps(fn, n, lead)
         out = fn()
         timer.sync()
         err = float(check(out))
@@ -638,7 +654,7 @@ def run_case(case: dict[str, Any], dev: torch.device, timer: Timer) -> dict[str,
     })
     if issue is not None:
         rec["host_issue_s"] = issue
-        rec["spin_s"] = spin
+        rec["lead_s"] = lead
     return rec
 
 
@@ -673,9 +689,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wide", action="store_true",
                     help="--random draws from the widened generator (wide_random_cases: sizes from 1, every dtype, GQA)")
     ap.add_argument("--kinds", default="", help="--random draws only these kinds (comma-separated, e.g. softmax)")
-    ap.add_argument("--pacing", choices=("spin", "flush"), default="spin",
-                    help="spin (default): a GPU spin after each flush, so the op is queued before the GPU reaches it; "
-                         "flush: the flush alone (the sets measured before 2026-11-27 17:00 UTC)")
+    ap.add_argument("--pacing", choices=("repeat", "spin", "flush"), default="repeat",
+                    help="repeat (default): the flush repeated until the GPU outlasts the host's issue of the op, so "
+                         "the op is queued before the GPU reaches it; flush: the flush alone (the sets measured before "
+                         "2026-11-27 17:30 UTC); spin: the flush, then a GPU spin")
     ap.add_argument("--plan", choices=sorted(PLANS), default="fixed",
                     help="the fixed cases (default) or another named plan (paths: softmax's kernels, small fp32 gemv)")
     args = ap.parse_args(argv)
@@ -714,6 +731,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = torch.device("cuda", torch.cuda.current_device()) if args.device == "cuda" else torch.device("cpu")
     torch.manual_seed(0)
 
+    timer = Timer(dev, SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES, args.pacing)
     result: dict[str, Any] = {
         "schema": SCHEMA, "kind": "ops", "date": utc_now(),
         "command": shlex.join(sys.argv if argv is None else ["ops_bench.py", *argv]),
@@ -724,11 +742,15 @@ def main(argv: list[str] | None = None) -> int:
                      "target_timed_s": TARGET_TIMED_S, "min_reps": MIN_REPS, "max_reps": MAX_REPS,
                      "warmup": WARMUP, "flush_bytes": SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES,
                      "timing": (("cuda events around each call, L2 flushed before each rep"
-                                 + (", then a GPU spin of twice the host's issue of the call (host_issue_s) "
-                                    "and 100 us more, so the call is queued before the GPU reaches it"
-                                    if args.pacing == "spin" else ""))
+                                 + {"repeat": ", the flush repeated until the GPU is busy for twice the host's issue "
+                                              "of the call (host_issue_s) and 100 us more (lead_s), so the call is "
+                                              "queued before the GPU reaches it",
+                                    "spin": ", then a GPU spin of twice the host's issue of the call (host_issue_s) "
+                                            "and 100 us more, so the call is queued before the GPU reaches it",
+                                    "flush": ""}[args.pacing])
                                 if dev.type == "cuda" else "time.perf_counter (cpu)"),
                      "pacing": args.pacing,
+                     "flush_s": round(timer.flush_s, 9),
                      "rel_err": ("norm-wise |out - ref| / |ref| on a slice, ref in float64 from the "
                                  "same inputs; dot: |out - ref| / sum|x_i y_i|")},
         "cases": [], "skipped": [],
@@ -737,7 +759,6 @@ def main(argv: list[str] | None = None) -> int:
         result["cudnn"] = torch.backends.cudnn.version()
     write_json_atomic(args.out, result)
 
-    timer = Timer(dev, SMOKE_FLUSH_BYTES if args.smoke else FLUSH_BYTES, args.pacing)
     t_start = time.perf_counter()
     print(f"# ops_bench: {len(cases)} cases on {result['device']['name']}, torch {torch.__version__}, "
           f"budget {args.budget_s:.0f}s -> {args.out}", flush=True)
