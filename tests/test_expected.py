@@ -1510,3 +1510,53 @@ def test_a_mixture_of_experts_keeps_its_experts_gemms_aligned() -> None:
         assert not any("not a multiple of 16 bytes" in k.reason for k in r.expected_kernels), b
         times.append(r.expected_s)
     assert all(t2 >= 0.99 * t1 for t1, t2 in itertools.pairwise(times))
+
+
+SKINNY = KERNELS / "h100" / "kernels" / "skinny1" / "skinny-kernels.json"
+
+
+def _skinny_kernels(label: str) -> list[str]:
+    """The kernels PyTorch ran for one case of the skinny sweep (kernel_shapes.py, one H100)."""
+    cases = json.loads(SKINNY.read_text())["cases"]
+    (case,) = [c for c in cases if c["label"] == label]
+    return [k["name"] for k in case["kernels"]]
+
+
+@pytest.mark.parametrize(("m", "n"), [(2, 1942), (9, 24034), (33, 6000), (65, 13728)])
+def test_fp32_gemv_with_few_long_rows_runs_a_batch_of_dots(m: int, n: int) -> None:
+    # cuBLAS ran dot_kernel (grid z = m rows) then reduce_1Block_kernel for these shapes; the
+    # model names the same two kernels, and its time is within [0.8, 1.25] of the sweep's
+    # (validation/expected/h100/ops-skinny1.json); the old one-block-per-8-rows gemv2T read
+    # 0.41-0.85 of them
+    ran = _skinny_kernels(f"gemv-fp32-{m}x{n}")
+    assert [name.split("<")[0].split()[-1] for name in ran] == ["dot_kernel", "reduce_1Block_kernel"]
+    r = roofcalc.analyze("gemv", "h100", m=m, n=n, dtype="fp32")
+    assert [k.name for k in r.expected_kernels] == ["dot_kernel", "reduce_1block"]
+    times = {
+        c["label"]: c["median_s"] for c in json.loads((KERNELS / "h100" / "ops-skinny1.json").read_text())["cases"]
+    }
+    assert r.expected_s is not None
+    assert 0.8 <= times[f"gemv-fp32-{m}x{n}"] / r.expected_s <= 1.25
+
+
+def test_fp32_gemv_with_short_rows_keeps_one_block_per_rows() -> None:
+    # 348-element rows: cuBLAS keeps a one-kernel gemv (gemvx, no split) at every row count swept
+    assert all("gemvx" in _skinny_kernels(f"gemv-fp32-{m}x348")[0] for m in (2, 9, 65))
+    r = roofcalc.analyze("gemv", "h100", m=9, n=348, dtype="fp32")
+    assert [k.name for k in r.expected_kernels] == ["gemv2T"]
+
+
+@pytest.mark.parametrize(("n", "k", "dtype"), [(3237, 9959, "fp16"), (6219, 3136, "bf16")])
+def test_a_row_vector_times_an_unaligned_matrix_is_cublas_gemv(n: int, k: int, dtype: str) -> None:
+    # x (1 x k) @ B (k x n) with n odd: cuBLAS (column-major) runs its gemv kernels (gemvx), as
+    # for the n = 1 product of B's transpose; the model takes that transpose, so both
+    # orientations give one time
+    assert "gemvx" in _skinny_kernels(f"gemm-{dtype}-1x{n}x{k}")[0]
+    row = roofcalc.analyze("gemm", "h100", m=1, n=n, k=k, dtype=dtype)
+    col = roofcalc.analyze("gemm", "h100", m=n, n=1, k=k, dtype=dtype)
+    assert row.expected_s == pytest.approx(col.expected_s, rel=1e-9)
+    assert "gemv kernels" in " ".join(e.reason for e in row.expected_kernels)
+    # an aligned one stays a tiled GEMM (cuBLAS ran nvjet for 1 x 4096 x 4096)
+    assert "nvjet" in _skinny_kernels(f"gemm-{dtype}-1x4096x4096")[0]
+    aligned = roofcalc.analyze("gemm", "h100", m=1, n=4096, k=4096, dtype=dtype)
+    assert "gemv kernels" not in " ".join(e.reason for e in aligned.expected_kernels)

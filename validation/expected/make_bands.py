@@ -29,12 +29,10 @@ FEW = 20  # below this many cases the band is min..max, not percentiles
 FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
-    "h200/ops-wide40.json",
-    "h200/ops-wide41.json",
-    "h100/ops-wide42.json",
-    "h100/ops-wide43.json",
-    "h100/ops-wide44.json",
-    "h100/ops-wide45.json",
+    "h100/ops-wide46.json",
+    "h100/ops-wide47.json",
+    "h100/ops-wide48.json",
+    "h100/ops-wide49.json",
 )
 
 

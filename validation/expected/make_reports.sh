@@ -12,9 +12,9 @@ report() {  # measurements, hardware name, calibration (or "" for none), output 
 }
 for card in h100 h200; do
   cal=../probe/$card/calibration.yaml
-  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-rand18 ops-smln19 ops-rand20 ops-mix21 ops-rand22 ops-rand23 ops-rand24 ops-rand25 ops-rand26 ops-rand27 ops-rand28 ops-rand29 ops-rand30 ops-gemm31 ops-rand32 ops-rand33 ops-rand34 ops-rand35 ops-wide36 ops-wide37 ops-wide38 ops-wide39 ops-wide40 ops-wide41 ops-wide42 ops-wide43 ops-wide44 ops-wide45 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3 llm-holdout4 llm-holdout5 llm-holdout6 llm-holdout7 llm-holdout8 llm-holdout9 llm-holdout10 llm-holdout11 llm-holdout13 llm-holdout14 llm-bigbatch llm-newmodels llm-longctx llm-bigprefill llm-holdout15 llm-holdout16 llm-grid17a llm-grid17b llm-grid17c llm-holdout18 llm-holdout19 llm-longctx2 llm-holdout21; do
+  for set in ops ops-rerun ops-rand1 ops-rand2 ops-rand3 ops-rand4 ops-rand5 ops-rand6 ops-rand7 ops-rand8 ops-rand9 ops-rand10 ops-rand11 ops-rand12 ops-rand13 ops-rand14 ops-rand15 ops-rand16 ops-softmax17 ops-rand18 ops-smln19 ops-rand20 ops-mix21 ops-rand22 ops-rand23 ops-rand24 ops-rand25 ops-rand26 ops-rand27 ops-rand28 ops-rand29 ops-rand30 ops-gemm31 ops-rand32 ops-rand33 ops-rand34 ops-rand35 ops-wide36 ops-wide37 ops-wide38 ops-wide39 ops-wide40 ops-wide41 ops-wide42 ops-wide43 ops-wide44 ops-wide45 ops-wide46 ops-wide47 ops-wide48 ops-wide49 ops-wide43-spin ops-wide43-flush ops-skinny1 ops-paths llm llm-extra llm-extra2 llm-holdout llm-holdout2 llm-holdout3 llm-holdout4 llm-holdout5 llm-holdout6 llm-holdout7 llm-holdout8 llm-holdout9 llm-holdout10 llm-holdout11 llm-holdout13 llm-holdout14 llm-bigbatch llm-newmodels llm-longctx llm-bigprefill llm-holdout15 llm-holdout16 llm-grid17a llm-grid17b llm-grid17c llm-holdout18 llm-holdout19 llm-longctx2 llm-holdout21; do
     # the random hold-out sets against the registry figures only (they are the probe's anyway)
-    case $set in ops-rand*|ops-wide*|ops-softmax*|ops-smln*|ops-mix*|ops-gemm*|ops-paths) c="" ;; *) c=$cal ;; esac
+    case $set in ops-rand*|ops-wide*|ops-softmax*|ops-smln*|ops-mix*|ops-gemm*|ops-paths|ops-skinny*) c="" ;; *) c=$cal ;; esac
     [ -f "$card/$set.json" ] && report "$card/$set.json" "$card" "$c" "$card/report-$set"
   done
 done
@@ -117,3 +117,7 @@ for p in sorted(glob.glob("*/report-*.json")):
           f"{s['share_in_registry_band']:10.0%} {s['outside_outer']:10d} {s['min_bound_ratio']:10.2f}")
 PY
 cat summary.txt
+# the seed-43 draw's host-paced kinds under the repeated flush and the flush alone, one machine
+for p in repeat flush; do
+  report "h100/pacing2/ops-wide43-$p.json" h100 "" "h100/pacing2/report-ops-wide43-$p"
+done
