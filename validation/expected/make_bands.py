@@ -33,6 +33,8 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide47.json",
     "h100/ops-wide48.json",
     "h100/ops-wide49.json",
+    "h100/ops-wide50.json",
+    "h100/ops-wide51.json",
 )
 
 
