@@ -74,7 +74,8 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     block per (batch, head, query block); the softmax of each score runs between the two
     GEMMs. With one query (decode) the query heads of a KV head are packed into one block
     and the keys are split over blocks to fill the SMs (split-KV, then a combine kernel); a
-    few queries over many keys (not causal) are split the same way, in 64-row blocks."""
+    prompt whose 64-row blocks would not fill the SMs is split the same way, causal or not (a
+    causal one's units then hold the keys its rows see in each split)."""
     bps = _occupancy(hw, k)
     t_score, t_alone = _flash_score_time(c, k, mma_rate(hw, k.dtype) / c.sms)
     kv_heads = max(1, min(k.heads, k.kv_heads or k.heads))
@@ -84,7 +85,12 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     active = min(c.sms, units)
     slots = bps * c.sms
     _, longest, block_sum, offset = _flash_scores(k, kv_heads, mblocks, block_m, blocks, units)
-    if k.causal and not decode:
+    if k.causal and not decode and split > 1:
+        per_unit = _causal_split_scores(k, mblocks, split)
+        longest = float(max(per_unit))
+        per_sm_scores = _busiest_sm(per_unit, units, longest, c.sms, bps, k.batch * k.heads)
+        t_comp = max(per_sm_scores * t_score, longest * t_alone)
+    elif k.causal and not decode:
         heads_all = k.batch * k.heads
         if mblocks * heads_all > 16 * c.sms * bps:  # many waves: the SMs even out (no per-block list)
             per_sm_scores = float(block_sum) * heads_all / c.sms + longest
@@ -177,15 +183,14 @@ def _flash_grid(c: Card, k: Kernel, bps: int, kv_heads: int) -> tuple[int, int, 
         block_m = FLASH_DECODE_BLOCK_M if split > 1 else FLASH_BLOCK_Q
         mblocks = math.ceil(group / block_m)
         return mblocks, k.batch * kv_heads * mblocks, split, block_m
-    if not k.causal:
-        # FA-2's mha_fwd splits the keys for any query length when its 64-row blocks would not
-        # fill the SMs (set_params_splitkv: num_m_blocks = ceil(seq / 64) in the heuristic); a
-        # causal prompt of seq == kv_seq keys has its blocks' work ramp, left unsplit here
-        m_split = math.ceil(k.seq / FLASH_DECODE_BLOCK_M)
-        n_blocks = math.ceil(k.kv_seq / _flash_block_n(k.head_dim, split=True))
-        split = _flash_splits(k.batch * k.heads * m_split, bps * c.sms, n_blocks)
-        if split > 1:
-            return m_split, k.batch * k.heads * m_split, split, FLASH_DECODE_BLOCK_M
+    # FA-2's mha_fwd splits the keys for any query length when its 64-row blocks would not fill
+    # the SMs (set_params_splitkv: num_m_blocks = ceil(seq / 64) in the heuristic), causal or not:
+    # the heuristic does not look at the mask (flash_api.cpp)
+    m_split = math.ceil(k.seq / FLASH_DECODE_BLOCK_M)
+    n_blocks = math.ceil(k.kv_seq / _flash_block_n(k.head_dim, split=True))
+    split = _flash_splits(k.batch * k.heads * m_split, bps * c.sms, n_blocks)
+    if split > 1:
+        return m_split, k.batch * k.heads * m_split, split, FLASH_DECODE_BLOCK_M
     mblocks = math.ceil(k.seq / FLASH_BLOCK_Q)
     return mblocks, k.batch * k.heads * mblocks, 1, FLASH_BLOCK_Q
 
@@ -261,6 +266,24 @@ def _causal_block_scores(mblocks: int, offset: int, kv_seq: int) -> tuple[int, i
     clipped = (mblocks - n_free) * b * kv_seq
     longest = b * min(kv_seq, offset + mblocks * b) if mblocks else 0
     return ramp + clipped, longest
+
+
+def _causal_split_scores(k: Kernel, mblocks: int, split: int) -> list[int]:
+    """The scores of each (query block, key split) unit of one head of a causal split-KV
+    forward: 64-row query block i sees the keys up to min(kv_seq, offset + (i + 1) * 64), whole
+    tiles of the split kernel's block_n; split j walks its share of the key tiles (ceil(tiles /
+    split) each, flash_fwd_kernel.h's n_block range) up to the block's last visible tile."""
+    block_n = _flash_block_n(k.head_dim, split=True)
+    offset = k.kv_seq - k.seq
+    tiles = math.ceil(k.kv_seq / block_n)
+    per_split = math.ceil(tiles / split)
+    out = []
+    for i in range(mblocks):
+        visible = math.ceil(min(k.kv_seq, offset + (i + 1) * FLASH_DECODE_BLOCK_M) / block_n)
+        for j in range(split):
+            lo, hi = j * per_split, min((j + 1) * per_split, visible)
+            out.append(FLASH_DECODE_BLOCK_M * block_n * max(0, hi - lo))
+    return out
 
 
 def _busiest_sm(per_mblock: list[int] | None, units: int, longest: float, sms: int, bps: int, heads: int) -> float:

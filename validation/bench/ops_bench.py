@@ -551,7 +551,7 @@ def smoke_cases() -> list[dict[str, Any]]:
 class Timer:
     """CUDA: events around the op after an L2 flush. CPU: perf_counter (smoke tests).
 
-    pacing "repeat" (the default from 2026-11-27 17:30 UTC): the flush repeated until the GPU is
+    pacing "repeat" (the default from ops-wide46 on): the flush repeated until the GPU is
     busy for longer than the host takes to issue the op and its events, so the op's kernels are
     queued before the GPU reaches its start event, as roofcalc's event timing assumes, whatever the
     host's speed; the op finds the L2 as one flush leaves it. pacing "flush" (the sets measured
@@ -623,8 +623,9 @@ class Timer:
                 self.flush.zero_()
 
         if self.pacing == "repeat":
-            # one untimed pass of the same loop first: in ops-wide46 and ops-wide47 two cases'
-            # first 15 repetitions waited 300-500 us each for the host, the rest none
+            # one untimed pass of the same loop first (ops-wide50 and 51 on): in ops-wide46 and 47
+            # the first 18-36 repetitions of three cases waited 300-3400 us each for the host, the
+            # rest none (benchlib.queued_times now also records its events once before timing)
             queued_times(fn, flushes, min(n, 10))
         return queued_times(fn, flushes, n)
 
@@ -695,8 +696,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kinds", default="", help="--random draws only these kinds (comma-separated, e.g. softmax)")
     ap.add_argument("--pacing", choices=("repeat", "spin", "flush"), default="repeat",
                     help="repeat (default): the flush repeated until the GPU outlasts the host's issue of the op, so "
-                         "the op is queued before the GPU reaches it; flush: the flush alone (the sets measured before "
-                         "2026-11-27 17:30 UTC); spin: the flush, then a GPU spin")
+                         "the op is queued before the GPU reaches it; flush: the flush alone (the sets before ops-wide43-spin); "
+                         "spin: the flush, then a GPU spin (ops-wide43-spin)")
     ap.add_argument("--plan", choices=sorted(PLANS), default="fixed",
                     help="the fixed cases (default) or another named plan (paths: softmax's kernels, small fp32 gemv)")
     args = ap.parse_args(argv)
