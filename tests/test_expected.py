@@ -1566,3 +1566,25 @@ def test_a_row_vector_times_an_unaligned_matrix_is_cublas_gemv(n: int, k: int, d
     assert "nvjet" in _skinny_kernels(f"gemm-{dtype}-1x4096x4096")[0]
     aligned = roofcalc.analyze("gemm", "h100", m=1, n=4096, k=4096, dtype=dtype)
     assert "gemv kernels" not in " ".join(e.reason for e in aligned.expected_kernels)
+
+
+def _measured(set_path: str, label: str) -> float:
+    (case,) = [c for c in json.loads((KERNELS / set_path).read_text())["cases"] if c["label"] == label]
+    return float(case["median_s"])
+
+
+def test_a_causal_prompt_whose_blocks_do_not_fill_the_sms_splits_its_keys() -> None:
+    # FA-2's num_splits_heuristic (flash_api.cpp) takes batch x heads x ceil(seq / 64) blocks
+    # against 2 x 132 slots on an H100 and does not look at the mask: 3 x 64 x 1 = 192 blocks
+    # are under 0.8 x 264 = 211.2, so 26 causal queries over 7,595 keys are split. Unsplit, the
+    # model read 0.44 of the measured time (ops-wide49, one H100, in-sample since)
+    r = roofcalc.analyze(
+        "attention", "h100", batch=3, heads=64, kv_heads=8, seq=26, kv_seq=7595, head_dim=128, causal=True, impl="flash"
+    )
+    assert "key splits" in " ".join(k.reason for k in r.expected_kernels)
+    assert r.expected_s is not None
+    measured = _measured("h100/ops-wide49.json", "wide-attn-flash-bf16-b3h64kv8-s26-kv7595-d128-causal")
+    assert 0.8 <= measured / r.expected_s <= 1.25
+    # 4 x 32 x ceil(2048 / 64) = 4,096 blocks fill the SMs: no split
+    big = roofcalc.analyze("attention", "h100", batch=4, heads=32, seq=2048, head_dim=128, causal=True, impl="flash")
+    assert "key splits" not in " ".join(k.reason for k in big.expected_kernels)

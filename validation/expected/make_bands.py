@@ -29,12 +29,10 @@ FEW = 20  # below this many cases the band is min..max, not percentiles
 FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
-    "h100/ops-wide46.json",
-    "h100/ops-wide47.json",
-    "h100/ops-wide48.json",
-    "h100/ops-wide49.json",
-    "h100/ops-wide50.json",
-    "h100/ops-wide51.json",
+    "h100/ops-wide52.json",
+    "h100/ops-wide53.json",
+    "h100/ops-wide54.json",
+    "h100/ops-wide55.json",
 )
 
 
