@@ -525,8 +525,23 @@ def skinny_cases() -> list[dict[str, Any]]:
     return cs
 
 
+def tall_cases() -> list[dict[str, Any]]:
+    """Tall products with a tiny n (development data, 2026-11-27): fp32 GEMMs of 2-9 columns over
+    a grid of rows (700-5000) and depths (20-5700), and a few unaligned 16-bit GEMMs with few rows
+    and a deep k. Their kernels are read with kernel_shapes.py --plan tall."""
+    cs: list[dict[str, Any]] = []
+    for n in (2, 4, 9):
+        for m in (700, 2300, 5000):
+            for k in (20, 100, 500, 1700, 5700):
+                cs.append(gemm_case(m, n, k, "fp32"))
+    for m, n, k in ((11, 6, 3104), (5, 2, 2680), (2, 420, 2396), (6, 3908, 7), (30, 10, 4000)):
+        for dt in ("bf16", "fp16"):
+            cs.append(gemm_case(m, n, k, dt))
+    return cs
+
+
 PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
-         "skinny": skinny_cases}
+         "skinny": skinny_cases, "tall": tall_cases}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
