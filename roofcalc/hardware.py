@@ -503,6 +503,9 @@ class Calibration(_Strict):
     driver: str | None = None
     date: str
     command: str
+    # the libraries the probe's timings ran on (torch's version, the CUDA it was built for): the
+    # kernels cuBLAS and FlashAttention choose depend on them
+    libraries: dict[str, str] = {}
 
 
 class Hardware(_Strict):

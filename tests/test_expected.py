@@ -1588,3 +1588,24 @@ def test_a_causal_prompt_whose_blocks_do_not_fill_the_sms_splits_its_keys() -> N
     # 4 x 32 x ceil(2048 / 64) = 4,096 blocks fill the SMs: no split
     big = roofcalc.analyze("attention", "h100", batch=4, heads=32, seq=2048, head_dim=128, causal=True, impl="flash")
     assert "key splits" not in " ".join(k.reason for k in big.expected_kernels)
+
+
+def test_a_calibration_on_other_libraries_says_the_kernel_choices_may_differ(tmp_path: Path) -> None:
+    import yaml
+
+    from roofcalc.hardware import load_calibration
+
+    doc = yaml.safe_load((KERNELS.parent / "probe" / "h100" / "calibration.yaml").read_text())
+    same, other = dict(doc), dict(doc)
+    same["calibration"] = {**doc["calibration"], "libraries": {"torch": "2.11.0+cu130", "cuda": "13.0"}}
+    other["calibration"] = {**doc["calibration"], "libraries": {"torch": "2.12.0+cu131", "cuda": "13.1"}}
+    notes = {}
+    for name, d in (("same", same), ("other", other), ("unknown", doc)):
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(yaml.safe_dump(d))
+        notes[name] = " ".join(roofcalc.analyze("gemm", load_calibration(f), m=4096).expected_notes)
+    assert "torch 2.12.0 and CUDA 13.1" in notes["other"] and "may choose other kernels" in notes["other"]
+    assert "kernel-choice maps" not in notes["same"] and "kernel-choice maps" not in notes["unknown"]
+    # a streaming op chooses no library kernel: no note
+    ln = tmp_path / "other.yaml"
+    assert not any("kernel-choice" in n for n in roofcalc.analyze("softmax", load_calibration(ln)).expected_notes)

@@ -387,7 +387,35 @@ def _notes(hw: Hardware, c: Card, ests: list[KernelEstimate], host_paced: bool, 
             f"{hw.id} gives no {', '.join(c.standins)}: the model takes its launch overhead "
             f"({c.launch_overhead * 1e6:.2f} us, launch_overhead_s) for each"
         )
+    moved = _libraries_moved(hw)
+    if moved and any(e.model in ("gemm", "flash") for e in ests):
+        notes.append(moved)
     if host_paced:
         tp = any(e.model in COLLECTIVES for e in ests)
         notes.append(HOST_PACED_TP_NOTE if tp else HOST_PACED_COMPILED_NOTE if n_compiled else HOST_PACED_NOTE)
     return notes
+
+
+# The libraries the model's kernel-choice maps were read on (cuBLAS's gemmSN and serial split-K
+# maps, its gemv paths, FlashAttention-2's split heuristic as PyTorch builds it): torch 2.11.0
+# built for CUDA 13.0, on H100s and H200s (validation/expected/*/kernels/, 2026-11).
+MAPS_READ_ON = {"torch": "2.11.0", "cuda": "13.0"}
+
+
+def _libraries_moved(hw: Hardware) -> str | None:
+    """A note where the calibration's timings ran on other libraries than the kernel-choice maps
+    were read on (a different torch release or CUDA), else None."""
+    libs = hw.calibration.libraries if hw.calibration is not None else {}
+    torch_v = libs.get("torch", "").split("+")[0]
+    cuda_v = libs.get("cuda", "")
+    differ = [
+        f"{name} {got}"
+        for name, got, want in (("torch", torch_v, MAPS_READ_ON["torch"]), ("CUDA", cuda_v, MAPS_READ_ON["cuda"]))
+        if got and got != want
+    ]
+    if not differ:
+        return None
+    return (
+        f"the kernel-choice maps were read on torch {MAPS_READ_ON['torch']} with CUDA {MAPS_READ_ON['cuda']}; "
+        f"this calibration ran {' and '.join(differ)}: cuBLAS and FlashAttention may choose other kernels"
+    )
