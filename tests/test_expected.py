@@ -1609,3 +1609,20 @@ def test_a_calibration_on_other_libraries_says_the_kernel_choices_may_differ(tmp
     # a streaming op chooses no library kernel: no note
     ln = tmp_path / "other.yaml"
     assert not any("kernel-choice" in n for n in roofcalc.analyze("softmax", load_calibration(ln)).expected_notes)
+
+
+def test_causal_split_units_walk_the_key_tiles_their_rows_see() -> None:
+    from roofcalc.expected.attention import _causal_split_scores
+    from roofcalc.expected.records import Kernel
+
+    def unit_scores(seq: int, kv_seq: int, split: int) -> list[int]:
+        k = Kernel(name="f", model="flash", help="", dtype="bf16", seq=seq, kv_seq=kv_seq, head_dim=64, causal=True)
+        return _causal_split_scores(k, math.ceil(seq / 64), split)
+
+    # head_dim 64: the split kernel's K/V tiles hold 256 keys, its query blocks 64 rows.
+    # 100 queries at the end of 1,000 keys (offset 900): both 64-row blocks see all 4 tiles
+    # (ceil(964 / 256) and ceil(1000 / 256)); 2 splits of 2 tiles each, 64 x 256 x 2 scores a unit
+    assert unit_scores(100, 1000, 2) == [64 * 256 * 2] * 4
+    # a square causal prompt of 512: blocks 0-3 see 1 tile (at most 256 keys), blocks 4-7 both;
+    # the second split of blocks 0-3 starts past their last visible key and does no work
+    assert unit_scores(512, 512, 2) == [64 * 256, 0] * 4 + [64 * 256, 64 * 256] * 4

@@ -411,7 +411,7 @@ def _libraries_moved(hw: Hardware) -> str | None:
     differ = [
         f"{name} {got}"
         for name, got, want in (("torch", torch_v, MAPS_READ_ON["torch"]), ("CUDA", cuda_v, MAPS_READ_ON["cuda"]))
-        if got and got != want
+        if got and got != "None" and got != want  # "None": a torch without CUDA (ROCm)
     ]
     if not differ:
         return None

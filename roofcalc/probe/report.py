@@ -622,7 +622,7 @@ def calibrated_hardware(
         "date": meta["date"],
         "command": meta["command"],
     }
-    libs = {k: str(v) for k, v in (raw.get("torch") or {}).items() if k in ("torch", "cuda") and v}
+    libs = {k: str(v) for k, v in (raw.get("torch") or {}).items() if k in ("torch", "cuda") and v and v != "None"}
     if libs:
         doc["calibration"]["libraries"] = libs
     doc["calibration"]["schema_version"] = CALIBRATION_SCHEMA

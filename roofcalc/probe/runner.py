@@ -390,7 +390,7 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
 
     out: dict[str, Any] = {
         "torch": torch.__version__,
-        "cuda": str(torch.version.cuda),
+        "cuda": torch.version.cuda or "",
         "ceilings": [],
         "ops": [],
         "device_count": int(torch.cuda.device_count()),
