@@ -1512,6 +1512,11 @@ def test_a_mixture_of_experts_keeps_its_experts_gemms_aligned() -> None:
     assert all(t2 >= 0.99 * t1 for t1, t2 in itertools.pairwise(times))
 
 
+def _measured(set_path: str, label: str) -> float:
+    (case,) = [c for c in json.loads((KERNELS / set_path).read_text())["cases"] if c["label"] == label]
+    return float(case["median_s"])
+
+
 SKINNY = KERNELS / "h100" / "kernels" / "skinny1" / "skinny-kernels.json"
 
 
@@ -1532,11 +1537,8 @@ def test_fp32_gemv_with_few_long_rows_runs_a_batch_of_dots(m: int, n: int) -> No
     assert [name.split("<")[0].split()[-1] for name in ran] == ["dot_kernel", "reduce_1Block_kernel"]
     r = roofcalc.analyze("gemv", "h100", m=m, n=n, dtype="fp32")
     assert [k.name for k in r.expected_kernels] == ["dot_kernel", "reduce_1block"]
-    times = {
-        c["label"]: c["median_s"] for c in json.loads((KERNELS / "h100" / "ops-skinny1.json").read_text())["cases"]
-    }
     assert r.expected_s is not None
-    assert 0.8 <= times[f"gemv-fp32-{m}x{n}"] / r.expected_s <= 1.25
+    assert 0.8 <= _measured("h100/ops-skinny1.json", f"gemv-fp32-{m}x{n}") / r.expected_s <= 1.25
 
 
 def test_fp32_gemv_with_short_rows_keeps_one_block_per_rows() -> None:
@@ -1557,20 +1559,12 @@ def test_a_row_vector_times_an_unaligned_matrix_is_cublas_gemv(n: int, k: int, d
     assert row.expected_s == pytest.approx(col.expected_s, rel=1e-9)
     assert "gemv kernels" in " ".join(e.reason for e in row.expected_kernels)
     # and the sweep's time is within [0.8, 1.25] of it (the tiled-GEMM path read 0.38 and 0.34)
-    times = {
-        c["label"]: c["median_s"] for c in json.loads((KERNELS / "h100" / "ops-skinny1.json").read_text())["cases"]
-    }
     assert row.expected_s is not None
-    assert 0.8 <= times[f"gemm-{dtype}-1x{n}x{k}"] / row.expected_s <= 1.25
+    assert 0.8 <= _measured("h100/ops-skinny1.json", f"gemm-{dtype}-1x{n}x{k}") / row.expected_s <= 1.25
     # an aligned one stays a tiled GEMM (cuBLAS ran nvjet for 1 x 4096 x 4096)
     assert "nvjet" in _skinny_kernels(f"gemm-{dtype}-1x4096x4096")[0]
     aligned = roofcalc.analyze("gemm", "h100", m=1, n=4096, k=4096, dtype=dtype)
     assert "gemv kernels" not in " ".join(e.reason for e in aligned.expected_kernels)
-
-
-def _measured(set_path: str, label: str) -> float:
-    (case,) = [c for c in json.loads((KERNELS / set_path).read_text())["cases"] if c["label"] == label]
-    return float(case["median_s"])
 
 
 def test_a_causal_prompt_whose_blocks_do_not_fill_the_sms_splits_its_keys() -> None:
