@@ -158,13 +158,13 @@ def sleep_cycles_per_s() -> float:
     return 4e6 / (s.elapsed_time(e) * 1e-3)
 
 
-def busy_issue_s(fn: Callable[[], Any], cycles: int, n: int = 5) -> float:
+def busy_issue_s(fn: Callable[[], Any], busy: Callable[[], Any], n: int = 5) -> float:
     """The host's time to issue one call of fn (perf_counter around it, no sync) while the GPU
-    spins on a ``torch.cuda._sleep`` of ``cycles``: the median of n calls."""
+    works on what ``busy`` enqueues first (a flush, a ``torch.cuda._sleep``): the median of n."""
     out = []
     for _ in range(n):
         torch.cuda.synchronize()
-        torch.cuda._sleep(cycles)
+        busy()
         t0 = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t0)

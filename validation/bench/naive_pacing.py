@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 import ops_bench
-from benchlib import capture, event_time, queued_times, run_header
+from benchlib import busy_issue_s, capture, event_time, queued_times, run_header
 
 # naive attentions of the H100 hold-outs ops-wide42..45: some measured at their kernels' time,
 # others 2-9x it (validation/expected/h100/report-ops-wide4*-registry.json)
@@ -76,15 +76,7 @@ def main() -> int:
     doc: dict[str, Any] = {**run_header("roofcalc-naive-pacing-1"), "cases": []}
 
     def host_time(fn: Any, n: int = 30) -> float:
-        ts = []
-        for _ in range(n):
-            torch.cuda.synchronize()
-            flush.zero_()  # the GPU busy while the host issues
-            t0 = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t0)
-        torch.cuda.synchronize()
-        return statistics.median(ts)
+        return busy_issue_s(fn, flush.zero_, n)  # the GPU busy with a flush while the host issues
 
     doc["flush_gpu_s"] = statistics.median(event_time(flush.zero_) for _ in range(20))
     doc["flush_host_s"] = host_time(flush.zero_)

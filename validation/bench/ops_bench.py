@@ -32,8 +32,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from benchlib import (busy_issue_s, device_info, driver_version, event_time, percentile, queued_times,
-                      sdpa_default_backend,
-                      selected_env, short_err, sleep_cycles_per_s, utc_now, write_json_atomic)
+                      sdpa_default_backend, selected_env, short_err, sleep_cycles_per_s, utc_now, write_json_atomic)
 
 SCHEMA = 1
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -604,7 +603,8 @@ class Timer:
         """The host's time to issue one call with the GPU busy (None on the CPU)."""
         if not self.cuda:
             return None
-        return busy_issue_s(fn, int(2e-3 * self.cycles_per_s))
+        cycles = int(2e-3 * self.cycles_per_s)
+        return busy_issue_s(fn, lambda: torch.cuda._sleep(cycles))
 
     def lead_s(self, issue_s: float | None) -> float:
         """How long the GPU must be busy before the start event: twice the host's issue of the
