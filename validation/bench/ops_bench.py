@@ -539,8 +539,33 @@ def tall_cases() -> list[dict[str, Any]]:
     return cs
 
 
+def tall_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
+    """FP32 GEMMs of 17-16384 rows, 2-16 columns and a depth of 1-16384, each log-uniform, half of
+    them odd (as wide_random_cases draws sizes): the domain of the GEMM choice map
+    (roofcalc/expected/choice.py). Seed 1 is development data; seed 2 a hold-out (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+
+    def size(lo: int, hi: int) -> int:
+        v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
+        if rng.random() >= 0.5 and v >= 16:
+            v = v // 8 * 8
+        return max(lo, min(hi, v))
+
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int]] = set()
+    while len(cs) < n:
+        shape = (size(17, 16384), size(2, 16), size(1, 16384))
+        if shape not in seen:
+            seen.add(shape)
+            cs.append(gemm_case(*shape, "fp32"))
+    return cs
+
+
 PLANS = {"fixed": full_cases, "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
-         "skinny": skinny_cases, "tall": tall_cases}
+         "skinny": skinny_cases, "tall": tall_cases,
+         "tall-rand1": lambda: tall_random_cases(1), "tall-rand2": lambda: tall_random_cases(2)}
 
 
 def smoke_cases() -> list[dict[str, Any]]:

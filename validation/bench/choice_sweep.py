@@ -1,0 +1,56 @@
+"""cuBLAS's kernel choices over the GEMM choice map's grid (roofcalc/expected/choice.py GRID_*), as
+the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the device and versions.
+
+    python3 validation/bench/choice_sweep.py --out choice-sweep.json
+
+Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+import benchlib  # noqa: E402
+
+from roofcalc.probe.torch_ops import gemm_choices  # noqa: E402
+
+
+def _choice_module():
+    """roofcalc/expected/choice.py by its path: the package's expected/ imports pydantic, which
+    the device's python lacks; choice.py itself needs none."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roofcalc", "expected", "choice.py")
+    spec = importlib.util.spec_from_file_location("choice", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["choice"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="choice-sweep.json")
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    t0 = time.time()
+    choice = _choice_module()
+    records = gemm_choices(torch, (choice.GRID_M, choice.GRID_N, choice.GRID_K))
+    counts: dict[str, int] = {}
+    for r in records:
+        fam, _ = choice.classify(r["kernels"])
+        counts[fam] = counts.get(fam, 0) + 1
+    print(f"{len(records)} shapes in {time.time() - t0:.1f} s: {counts}", flush=True)
+    benchlib.write_record(args.out, "gemm-choice-sweep", dev, records, t0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
