@@ -145,6 +145,31 @@ class ListFigure(_Strict):
         return out
 
 
+class ChoiceMapFigure(_Strict):
+    """cuBLAS's measured kernel choices over a grid of GEMM shapes (roofcalc/expected/choice.py
+    says what an entry holds): the probe's sweep on one card, on the libraries it names."""
+
+    value: list[str] = Field(min_length=1, max_length=20000)
+    source: str
+    kind: Literal["measured", "transferred"]
+    note: str | None = None
+    # the libraries the choices were measured on (torch's version and its CUDA): another
+    # version may choose otherwise
+    libraries: dict[str, str] = {}
+
+    @field_validator("value")
+    @classmethod
+    def _entries(cls, v: list[str]) -> list[str]:
+        from .expected.choice import parse_entry
+
+        for i, text in enumerate(v):
+            try:
+                parse_entry(text)
+            except ValueError as e:
+                raise ValueError(f"entry {i}: {e}") from None
+        return v
+
+
 class PositiveFigure(Figure):
     @model_validator(mode="after")
     def _positive(self) -> PositiveFigure:
@@ -437,6 +462,13 @@ class Expected(_Strict):
     # the seconds per step (validation/bench/skinny_fp32.py --narrow-rows: the profiled kernel
     # time less the kernel's fixed cost, over its slices)
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
+    # cuBLAS's kernel choices for FP32 products with few columns (roofcalc/expected/choice.py):
+    # which kernel family and tile each shape of the probe's sweep ran; and per family and tile
+    # (simt_32x128, xmma_64x32, ...) its fixed cost and padded work per second an SM, fitted to
+    # that sweep's kernel times
+    gemm_choice_map: ChoiceMapFigure | None = None
+    gemm_choice_floor_s: dict[str, PositiveFigure] = {}
+    gemm_choice_flops_per_sm: dict[str, PositiveFigure] = {}
     # cuBLAS's narrow-tile kernels for F.linear with few rows (nvjet "tst_64xN": 64 weight rows
     # by 8 to 96 rows of x per tile; the model takes up to 64): a fixed cost per kernel, and each
     # tile's k-loop, one 64-deep step after another (validation/bench/fit_linear_gemm.py: the
@@ -482,6 +514,16 @@ class Expected(_Strict):
     @classmethod
     def _paths(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         return _keys_among(v, GEMM_PATHS, "GEMM path")
+
+    @field_validator("gemm_choice_floor_s", "gemm_choice_flops_per_sm")
+    @classmethod
+    def _choice_tiles(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
+        import re
+
+        for key in v:
+            if not re.fullmatch(r"(simt|xmma)_[1-9][0-9]{0,3}x[1-9][0-9]{0,3}", key):
+                raise ValueError(f"{_clip(key)!r} is not a kernel family and tile such as simt_32x128 or xmma_64x32")
+        return v
 
     @field_validator("gemm_serial_split_step_s")
     @classmethod
@@ -554,12 +596,12 @@ class Hardware(_Strict):
         return self
 
     # ------------------------------------------------------------ helpers
-    def figures(self) -> list[tuple[str, Figure | ListFigure]]:
+    def figures(self) -> list[tuple[str, Figure | ListFigure | ChoiceMapFigure]]:
         """Every figure in the file with its dotted path, in file order."""
-        out: list[tuple[str, Figure | ListFigure]] = []
+        out: list[tuple[str, Figure | ListFigure | ChoiceMapFigure]] = []
 
         def walk(prefix: str, obj: Any) -> None:
-            if isinstance(obj, (Figure, ListFigure)):
+            if isinstance(obj, (Figure, ListFigure, ChoiceMapFigure)):
                 out.append((prefix, obj))
             elif isinstance(obj, BaseModel):
                 for name in type(obj).model_fields:
@@ -718,15 +760,23 @@ def _borrowed(cal: Hardware, part: Hardware, figs: dict[str, Any]) -> Hardware:
 def _with_base_cublas_figures(cal: Hardware, part: Hardware) -> Hardware:
     """A calibration without expected.gemm_sn_k_step_s or the linear_gemm_* figures, or without
     gemm_serial_split_step_s of a tile shape (the probe does not time those cuBLAS kernels: a
-    benchmark's sweep does), takes its part's, as they stand."""
+    benchmark's sweep does), takes its part's, as they stand; so does one without the choice map
+    or a tile's choice figures (a quick probe, or one whose sweep failed: the full probe measures
+    them)."""
     e, pe = cal.expected, part.expected
     figs: dict[str, Any] = {}
-    for name in ("gemm_sn_k_step_s", "linear_gemm_floor_s", "linear_gemm_k_step_s"):
+    for name in (
+        "gemm_sn_k_step_s",
+        "linear_gemm_floor_s",
+        "linear_gemm_k_step_s",
+        "gemm_choice_map",
+    ):
         if getattr(e, name) is None and getattr(pe, name) is not None:
             figs[name] = getattr(pe, name)
-    missing = {t: f for t, f in pe.gemm_serial_split_step_s.items() if t not in e.gemm_serial_split_step_s}
-    if missing:  # per tile shape: a calibration's own steps stay
-        figs["gemm_serial_split_step_s"] = missing
+    for name in ("gemm_serial_split_step_s", "gemm_choice_floor_s", "gemm_choice_flops_per_sm"):
+        missing = {t: f for t, f in getattr(pe, name).items() if t not in getattr(e, name)}
+        if missing:  # per tile shape: a calibration's own figures stay
+            figs[name] = missing
     return _borrowed(cal, part, figs) if figs else cal
 
 

@@ -350,6 +350,7 @@ def hw_show(c: Console, hw: Hardware) -> None:
     t.add_column("source", no_wrap=True)
     t.add_column("n", no_wrap=True, justify="right", style="dim")
     from .dtypes import PEAK_MEANING
+    from .hardware import ChoiceMapFigure
 
     used: dict[str, None] = {}
     notes: list[str] = []
@@ -358,6 +359,12 @@ def hw_show(c: Console, hw: Hardware) -> None:
         note = esc(fig.note) if fig.note else ""
         if path.startswith("peak_flops_per_s."):
             note = PEAK_MEANING[path.split(".")[1]] + ("; " + note if note else "")
+        if isinstance(fig, ChoiceMapFigure):  # a map of measured kernel choices: its size, not its entries
+            libs = ", ".join(f"{k} {v}" for k, v in fig.libraries.items())
+            note = f"{len(fig.value):,} shapes" + (f" on {libs}" if libs else "") + ("; " + note if note else "")
+            notes.append(note)
+            t.add_row(esc(path), f"{len(fig.value):,} shapes", fig.kind, esc(fig.source), str(len(notes)))
+            continue
         value = _fig_value(path, fig.value)
         if len(value) > 14:  # a list: its items go to the notes, the table keeps its width
             note = value + ("; " + note if note else "")

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from ..errors import DomainError
 from ..hardware import Expected as Figures
-from ..hardware import Hardware, bf16_tensor_fraction
+from ..hardware import Hardware, bf16_tensor_fraction, derived
+from .choice import ChoiceMap
 
 # Clocks between two dependent instructions of one warp: "most arithmetic instructions have a
 # latency of 4 clock cycles" on compute capability 7.x and later (CUDA C++ Programming Guide,
@@ -63,6 +64,11 @@ class Card:
     issue_per_clk: float  # warp instructions an SM issues per clock (one per scheduler)
     sn_k_step: float  # cuBLAS gemmSN: seconds per step of k of each block (0: not modelled)
     serial_split_step: tuple[tuple[str, float], ...]  # cuBLAS serial split-K: seconds per slice, per tile
+    # cuBLAS's measured kernel choices for FP32 products with few columns (None: not measured),
+    # and per family and tile (simt_32x128, ...) its fixed cost (s) and padded FLOP/s an SM
+    choice_map: ChoiceMap | None
+    choice_floor: tuple[tuple[str, float], ...]
+    choice_rate: tuple[tuple[str, float], ...]
     # cuBLAS's tiling of F.linear with few rows, as seen on a Hopper part (wgmma); applied where
     # one SM's streaming rate is measured, since its tiles can leave SMs idle
     linear_tiles: bool
@@ -129,6 +135,17 @@ class _Reader:
         return 0.0
 
 
+def _choice_map(hw: Hardware) -> ChoiceMap | None:
+    """The part's (or calibration's) measured cuBLAS choices, parsed once per hardware object."""
+    cmap = hw.expected.gemm_choice_map
+    if cmap is None:
+        return None
+    memo = derived(hw)
+    if ("choice_map",) not in memo:
+        memo[("choice_map",)] = ChoiceMap.from_entries(cmap.value)
+    return memo[("choice_map",)]  # type: ignore[no-any-return]
+
+
 def _card(hw: Hardware) -> Card:
     e = hw.expected
     launch = float(hw.launch_overhead_s.value) if hw.launch_overhead_s else 0.0
@@ -185,6 +202,9 @@ def _card(hw: Hardware) -> Card:
         issue_per_clk=float(hw.sm_value("sub_partitions") or 4),
         sn_k_step=fig("gemm_sn_k_step_s", False),
         serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
+        choice_map=_choice_map(hw),
+        choice_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_floor_s.items())),
+        choice_rate=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_flops_per_sm.items())),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
         linear_floor=fig("linear_gemm_floor_s", False),
         linear_k_step=fig("linear_gemm_k_step_s", False),

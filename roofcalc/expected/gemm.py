@@ -14,6 +14,7 @@ from typing import Literal
 from ..dtypes import ELEMENT_BYTES
 from ..hardware import Hardware
 from .card import Card, card, tensor_rate
+from .choice import Choice, tile_work
 from .records import Kernel, KernelEstimate
 from .stream import _prior_read, _prior_time
 
@@ -299,6 +300,75 @@ def _gemm_serial_split(c: Card, k: Kernel, variant: tuple[str, int, int]) -> Ker
     )
 
 
+def _measured_choice(c: Card, k: Kernel) -> tuple[Choice, float, float] | None:
+    """The measured shape nearest to this FP32 product in the card's choice map, with its family
+    and tile's fixed cost and rate, where cuBLAS ran a tiled kernel there and the card has that
+    tile's figures; else None (the tile search stands)."""
+    if c.choice_map is None:
+        return None
+    near = c.choice_map.nearest(k.m, k.n, k.k)
+    if near is None or near.key is None:
+        return None
+    floor, rate = dict(c.choice_floor).get(near.key), dict(c.choice_rate).get(near.key)
+    return (near, floor, rate) if floor and rate else None
+
+
+def _gemm_measured_choice(c: Card, k: Kernel, choice: tuple[Choice, float, float]) -> list[KernelEstimate]:
+    """The kernel cuBLAS ran at the nearest measured shape, on this shape: its tile (rows of m by
+    columns of n, padded where the tile overhangs the product), k cut into slices of the depth it
+    cut there, the blocks dealt over the SMs; the busiest SM's padded work at the tile's measured
+    rate after its fixed cost, or the operands' streaming if that takes longer. A split k is then
+    summed by a reduction kernel (cublasLt's splitKreduce, or xmma's own)."""
+    near, floor, rate = choice
+    assert near.tile is not None
+    per_slice = math.ceil(near.k / near.splits)
+    splits = max(1, min(k.k, round(k.k / per_slice)))
+    work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
+    t_work = work / rate
+    io = (k.m * k.k + k.k * k.n) * 4 + k.m * k.n * 4 * splits
+    t_mem = io / c.dram_bw
+    tm, tn = near.tile
+    blocks = math.ceil(k.m / tm) * math.ceil(k.n / tn) * splits
+    kind = "SIMT" if near.family == "simt" else "xmma"
+    why = (
+        f"cuBLAS's FP32 {kind} kernel on {tm}x{tn} tiles, as the choice map measured it for "
+        f"{near.m}x{near.n}x{near.k} (the nearest shape): {blocks:,} blocks"
+        + (f", k in {splits} slices" if splits > 1 else "")
+        + f"; the busiest SM's {work / 1e6:,.1f} MFLOP of padded work at {rate / 1e9:,.0f} GFLOP/s an SM"
+        + f"; {floor * 1e6:.2f} us fixed per kernel"
+    )
+    if t_mem > t_work:
+        why += f"; streaming its {io / 1e6:,.1f} MB takes longer"
+    out = [
+        KernelEstimate(
+            name=k.name,
+            model="gemm",
+            seconds=floor + max(t_work, t_mem),
+            grid=blocks,
+            blocks_per_sm=math.ceil(blocks / c.sms),
+            waves=blocks / c.sms,
+            bound="compute" if t_work >= t_mem else "memory",
+            reason=why,
+        )
+    ]
+    if splits > 1:
+        part = k.m * k.n * 4 * splits
+        out.append(
+            KernelEstimate(
+                name=f"{k.name} split-K reduce",
+                model="stream",
+                seconds=(part + k.m * k.n * 4) / c.dram_bw,
+                grid=math.ceil(k.m * k.n / 512),
+                blocks_per_sm=None,
+                waves=0.0,
+                bound="memory",
+                reason=f"sums the {splits} fp32 partial tiles",
+                issued=False,
+            )
+        )
+    return out
+
+
 # one tile shape's GEMM: (kernel time, split-K reduction time, reason, blocks, k-splits, bound)
 _Tiling = tuple[float, float, str, int, int, Literal["memory", "compute", "latency"]]
 
@@ -354,6 +424,9 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     serial = _serial_split_variant(k.m, k.n, k.k) if plain else None
     if serial is not None and (est := _gemm_serial_split(c, k, serial)) is not None:
         return [est]
+    measured = _measured_choice(c, k) if plain else None
+    if measured is not None:
+        return _gemm_measured_choice(c, k, measured)
     p = _gemm_plan(hw, c, k, dtype_bytes, aligned, word, sustained)
     tile_menu: tuple[tuple[int, int], ...] = GEMM_TILES[p.path]
     if p.narrow:

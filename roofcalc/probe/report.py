@@ -978,6 +978,57 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
     ic = interconnect_report(raw, hw, [])
     if ic is not None:
         _interconnect_figures(ic, hw, put, notes)
+    out.update(choice_figures(raw, hw.sm_value("sm_count") or 0, notes))
+    return out
+
+
+def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
+    """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
+    tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
+    from ..expected.choice import Choice, classify, fit_tiles
+
+    torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
+    records = torch_raw.get("gemm_choices")
+    if not records or not isinstance(records, list) or not sms:
+        return {}
+    try:
+        choices: list[Choice] = []
+        for r in records:
+            m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
+            family, tile, splits = classify(r["kernels"], m, n)
+            first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
+            if 0 < first <= 10 and min(m, n, k) > 0 and len(choices) < 20000:  # as a map file allows
+                choices.append(Choice(m, n, k, family, tile, splits, first))
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
+        return {}
+    if not choices:
+        return {}
+    libs = {k: str(v) for k, v in torch_raw.items() if k in ("torch", "cuda") and v and v != "None"}
+    out: dict[str, Any] = {
+        "gemm_choice_map": {
+            "value": [c.entry() for c in choices],
+            "source": "probe",
+            "kind": "measured",
+            "note": f"torch.matmul of row-major FP32 operands (TF32 off), {len(choices)} shapes: the family "
+            "and tile of each one's first kernel, its z extent and profiled duration (roofcalc/expected/choice.py)",
+            **({"libraries": libs} if libs else {}),
+        }
+    }
+    how = "least squares in relative error of profiled time = fixed + busiest SM's padded work / rate"
+    for key, (floor, rate, n) in fit_tiles(choices, sms).items():
+        fit_set = f"this probe's GEMM choice sweep, the shapes that ran {key} (expected.gemm_choice_map)"
+        for name, value in (("gemm_choice_floor_s", floor), ("gemm_choice_flops_per_sm", rate)):
+            if MIN_FIGURE <= value <= MAX_FIGURE:
+                fig = {
+                    "value": value,
+                    "source": "probe",
+                    "kind": "fitted",
+                    "fit_set": fit_set,
+                    "fit_cases": n,
+                    "note": how,
+                }
+                out.setdefault(name, {})[key] = fig
     return out
 
 

@@ -422,6 +422,11 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         out["writeback"] = torch_ops.dirty_writeback(torch, 7)
     except Exception as e:
         skipped.append(f"L2 dirty write-back: {_one_line(e)}")
+    progress.phase("PyTorch: cuBLAS's kernel choices for FP32 products of few columns")
+    try:
+        out["gemm_choices"] = torch_ops.gemm_choices(torch)
+    except Exception as e:
+        skipped.append(f"GEMM choice sweep: {_one_line(e)}")
     for label, fn in (
         ("GEMM shapes", torch_ops.gemm_ops),
         ("attention", torch_ops.attention_ops),

@@ -45,7 +45,7 @@ def main() -> int:
     records = gemm_choices(torch, (choice.GRID_M, choice.GRID_N, choice.GRID_K))
     counts: dict[str, int] = {}
     for r in records:
-        fam, _ = choice.classify(r["kernels"])
+        fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
         counts[fam] = counts.get(fam, 0) + 1
     print(f"{len(records)} shapes in {time.time() - t0:.1f} s: {counts}", flush=True)
     benchlib.write_record(args.out, "gemm-choice-sweep", dev, records, t0)

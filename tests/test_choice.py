@@ -1,0 +1,174 @@
+"""cuBLAS's measured kernel choices (roofcalc/expected/choice.py): the classification of a GEMM's
+kernels, the registry's map against the committed sweep, the model's use of it, and the probe's
+calibration of it. Expected values come from the committed kernel records (their names and grids,
+read by hand in each test) and hand derivations written here."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofcalc import analyze
+from roofcalc.errors import SpecError
+from roofcalc.expected.choice import ChoiceMap, classify, fit_tiles, parse_entry, tile_work
+from roofcalc.hardware import load_hardware, load_hardware_file
+from roofcalc.probe.report import choice_figures
+from roofcalc.probe.runner import calibrated_hardware
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "validation" / "expected" / "h100" / "kernels"
+SIMT = "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5_nn_align1::Params)"
+XMMA = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x32x8_stage3_warpsize2x1x1_ffma_aligna4_alignc4_execute_kernel"
+
+
+def _tall1(label: str) -> dict:
+    cases = json.loads((KERNELS / "tall1" / "tall-kernels.json").read_text())["cases"]
+    return next(c for c in cases if c["label"] == label)
+
+
+def test_classify_reads_the_tile_and_its_orientation_off_the_grid() -> None:
+    # tall1: 700 x 2 x 1700 ran cutlass_80_simt_sgemm_128x32 on a grid of [22, 1, 25]: 22 blocks
+    # of 32 rows (ceil(700 / 32) = 22), the 2 columns on the 128 side, k in 25 slices
+    c = _tall1("gemm-fp32-700x2x1700")
+    assert c["kernels"][0]["grid"] == [22, 1, 25]
+    assert classify(c["kernels"], 700, 2) == ("simt", (32, 128), 25)
+    # 5000 x 2 x 1700 ran an xmma kernel on [79, 1, 6]: ceil(5000 / 64) = 79 blocks of 64 rows
+    c = _tall1("gemm-fp32-5000x2x1700")
+    assert c["kernels"][0]["grid"] == [79, 1, 6]
+    family, tile, z = classify(c["kernels"], 5000, 2)
+    assert (family, tile[0], z) == ("xmma", 64, 6)
+    # names given here: the grid decides the side; where both sides fit, SIMT puts B on the rows
+    assert classify([{"name": SIMT, "grid": [4, 1, 3]}], 100, 2) == ("simt", (32, 128), 3)
+    assert classify([{"name": XMMA, "grid": [4, 1, 1]}], 250, 2) == ("xmma", (64, 32), 1)
+    assert classify([{"name": "void gemmSN_NN_kernel<float>", "grid": [1, 1, 1]}], 5, 2)[0] == "sn"
+    assert classify([], 5, 2) == ("other", None, 1)
+    # a tile of 0 in a name (nothing cuBLAS ships) is no tile, never a division by zero
+    assert classify([{"name": "simt_sgemm_0x32_", "grid": [1, 1, 1]}], 5, 2)[0] == "other"
+
+
+def test_tile_work_by_hand() -> None:
+    # 700 x 2 x 1700 on 32 x 128 tiles in 25 slices: 22 x 1 x 25 = 550 blocks, 5 on the busiest of
+    # 132 SMs, each 32 x 128 x ceil(1700 / 25) = 68 deep x 2 FLOP
+    assert tile_work(700, 2, 1700, (32, 128), 25, 132) == 5 * 32 * 128 * 68 * 2
+
+
+def test_fit_tiles_recovers_a_line() -> None:
+    """Shapes whose times are exactly 3 us + work / 200 GFLOP/s an SM give those figures back."""
+    from roofcalc.expected.choice import Choice
+
+    shapes = [(700, 2, 100 * i, 5 * i) for i in range(1, 6)]
+    choices = [
+        Choice(m, n, k, "simt", (32, 128), z, 3e-6 + tile_work(m, n, k, (32, 128), z, 132) / 200e9)
+        for m, n, k, z in shapes
+    ]
+    (floor, rate, n) = fit_tiles(choices, 132)["simt_32x128"]
+    assert floor == pytest.approx(3e-6, rel=1e-9) and rate == pytest.approx(200e9, rel=1e-9) and n == 5
+
+
+def test_the_registry_map_is_the_committed_sweep() -> None:
+    """hardware/h100.yaml's map and per-tile figures are what choice_map.py computes from the
+    committed sweep with the probe's own code (and h200.yaml's, transferred), not edited by hand."""
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "validation" / "expected" / "choice_map.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    sweep = json.loads(gzip.decompress((KERNELS / "choice1" / "choice-sweep.json.gz").read_bytes()))
+    cmap = load_hardware("h100").expected.gemm_choice_map
+    assert cmap is not None and len(cmap.value) == len(sweep["cases"]) == 1485
+    assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
+    h200 = load_hardware("h200").expected
+    assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"
+    assert {f.kind for f in h200.gemm_choice_flops_per_sm.values()} == {"transferred"}
+
+
+def test_nearest_stays_inside_the_map() -> None:
+    cmap = ChoiceMap.from_entries(["100x2x64 simt 32x128 4 3.00", "1000x8x1024 xmma 64x32 8 9.00"])
+    assert cmap.nearest(120, 2, 60) == parse_entry("100x2x64 simt 32x128 4 3.00")
+    assert cmap.nearest(900, 8, 2000).family == "xmma"
+    assert cmap.nearest(100, 17, 64) is None  # more columns than the map's domain
+    assert cmap.nearest(16, 2, 64) is None  # few rows: gemmSN and the serial split-K kernel's
+    assert cmap.nearest(100, 9, 64) is None  # columns beyond those measured
+    assert cmap.nearest(5000, 2, 64) is None  # rows beyond twice those measured
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "100x2x64 simt 32x128 4",
+        "100x2 simt 32x128 4 3.0",
+        "100x2x64 cutlass 32x128 4 3.0",
+        "100x2x64 simt - 4 3.0",
+        "100x2x64 sn 32x32 1 3.0",
+        "100x2x64 simt 32x128 0 3.0",
+        "100x2x64 simt 32x128 4 -1",
+        "100x2x64 simt 32x128 4 nan",
+    ],
+)
+def test_a_malformed_entry_is_refused_in_one_line(entry: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"expected|shape|family|tile|splits|kernel_us"):
+        parse_entry(entry)
+    text = (ROOT / "hardware" / "h100.yaml").read_text()
+    first = next(line for line in text.splitlines() if line.startswith("      - "))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace(first, f"      - {entry}", 1))
+    with pytest.raises(SpecError) as e:
+        load_hardware_file(bad)
+    assert "gemm_choice_map" in str(e.value) and "\n" not in str(e.value).strip()
+
+
+def _measured(name: str, label: str) -> float:
+    cases = json.loads((ROOT / "validation" / "expected" / "h100" / name).read_text())["cases"]
+    return float(next(c for c in cases if c["label"] == label)["median_s"])
+
+
+@pytest.mark.parametrize("label", ["gemm-fp32-5000x4x1700", "gemm-fp32-700x2x5700", "gemm-fp32-2300x2x1700"])
+def test_tall_fp32_products_read_their_measured_kernel(label: str) -> None:
+    """Tall fp32 products that cuBLAS runs on its SIMT 128x32 kernel: the committed times
+    (ops-tall1) within [0.8, 1.25] of the expected time, where the tile search alone read 2.4-2.7."""
+    m, n, k = (int(x) for x in label.split("-")[-1].split("x"))
+    r = analyze("gemm", load_hardware("h100"), m=m, n=n, k=k, dtype="fp32")
+    assert r.expected_s is not None
+    assert 0.8 <= _measured("ops-tall1.json", label) / r.expected_s <= 1.25
+    assert "choice map" in r.expected_kernels[0].reason
+
+
+def test_the_probe_calibrates_the_map_and_a_quick_calibration_borrows_it() -> None:
+    saved = json.loads((ROOT / "validation" / "probe" / "h100" / "probe.json").read_text())
+    meta = {"date": saved["date"], "command": "roofcalc probe", "driver": "580"}
+    sweep = json.loads(gzip.decompress((KERNELS / "choice1" / "choice-sweep.json.gz").read_bytes()))
+    raw = copy.deepcopy(saved["raw"])
+    raw["torch"]["gemm_choices"] = sweep["cases"][:200]
+    doc = calibrated_hardware(load_hardware("h100"), raw, meta)
+    e = doc["expected"]
+    assert len(e["gemm_choice_map"]["value"]) == 200 and e["gemm_choice_map"]["source"] == "probe"
+    assert e["gemm_choice_flops_per_sm"]["simt_64x64"]["kind"] == "fitted"
+    # without a sweep the calibration keeps the registry's map and figures, citing their source
+    raw["torch"].pop("gemm_choices")
+    doc = calibrated_hardware(load_hardware("h100"), raw, meta)
+    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice1"
+    assert doc["expected"]["gemm_choice_flops_per_sm"]["simt_32x128"]["source"] == "bench-choice1"
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        {"not": "a list"},
+        [{"m": 10}],
+        [{"m": 100, "n": 2, "k": 64, "kernels": [{"name": SIMT, "grid": "x", "duration_s": 1e-5}]}],
+        [{"m": 100, "n": 2, "k": 64, "kernels": [{"name": SIMT, "grid": [4, 1, 3], "duration_s": math.inf}]}],
+    ],
+)
+def test_a_malformed_sweep_gives_no_map_and_no_traceback(records: object) -> None:
+    notes: list[str] = []
+    out = choice_figures({"torch": {"gemm_choices": records}}, 132, notes)
+    assert "gemm_choice_map" not in out or out["gemm_choice_map"]["value"]

@@ -1,0 +1,121 @@
+"""Writes the registry's GEMM choice map and per-tile figures into hardware/h100.yaml, from the
+committed sweep validation/expected/h100/kernels/choice1/choice-sweep.json.gz, with the code the
+probe uses for a calibration (roofcalc/probe/report.py choice_figures), so the registry's map is
+what `roofcalc probe` would save on that card and libraries.
+
+The same block goes into hardware/h200.yaml as transferred figures: the H200 is the same GH100
+chip (132 SMs, the same SM clocks) with more and faster memory, and cuBLAS's choice among these
+kernels and their per-SM rates follow the SMs (the map's bandwidth-bound corner, the operands'
+streaming, uses each card's own bandwidth figures in the model).
+
+    python3 validation/expected/choice_map.py          # rewrite the blocks
+    python3 validation/expected/choice_map.py --check  # exit 1 if a block is not what it writes
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path
+
+from roofcalc.probe.report import choice_figures
+
+ROOT = Path(__file__).resolve().parents[2]
+SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice1" / "choice-sweep.json.gz"
+CARDS = (("h100", "bench-choice1", None), ("h200", "bench-choice1-h100", "transferred"))
+SOURCE_TITLE = (
+    "validation/bench/choice_sweep.py (the probe's GEMM choice sweep, roofcalc/probe/torch_ops.py gemm_choices) "
+    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 17:19 UTC: "
+    "validation/expected/h100/kernels/choice1/ (log beside it)"
+)
+BEGIN = "  # BEGIN choice map: written by validation/expected/choice_map.py; do not edit by hand"
+END = "  # END choice map"
+
+
+def _flow(fig: dict) -> str:
+    return json.dumps(fig, ensure_ascii=True)
+
+
+def block(source: str, kind: str | None) -> str:
+    doc = json.loads(gzip.decompress(SWEEP.read_bytes()))
+    torch_v = doc["torch"]
+    raw = {
+        "torch": {
+            "gemm_choices": doc["cases"],
+            "torch": torch_v,
+            "cuda": torch_v.split("+cu")[-1][:2] + "." + torch_v.split("+cu")[-1][2:],
+        }
+    }
+    notes: list[str] = []
+    figs = choice_figures(raw, int(doc["device"]["sm_count"]), notes)
+    if notes or "gemm_choice_map" not in figs:
+        sys.exit("choice_map.py: " + "; ".join(notes or ["no map"]))
+    cmap = figs["gemm_choice_map"]
+    cmap["source"] = source
+    cmap["note"] = (
+        f"validation/expected/h100/kernels/choice1/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
+    )
+    if kind:
+        cmap["kind"] = kind
+        cmap["note"] += "; an H100's, transferred: the same chip and SM count (validation/expected/choice_map.py)"
+    lines = [BEGIN]
+    entries = cmap.pop("value")
+    head = {k: v for k, v in cmap.items()}
+    lines.append("  gemm_choice_map:")
+    for k, v in head.items():
+        lines.append(f"    {k}: {_flow(v)}")
+    lines.append("    value:")
+    for e in entries:
+        lines.append(f"      - {e}")
+    for name in ("gemm_choice_floor_s", "gemm_choice_flops_per_sm"):
+        lines.append(f"  {name}:")
+        for key, fig in figs.get(name, {}).items():
+            fig = dict(
+                fig,
+                source=source,
+                fit_set=f"validation/expected/h100/kernels/choice1/choice-sweep.json.gz: the shapes that ran {key}",
+            )
+            fig["value"] = float(f"{fig['value']:.4g}")
+            if kind:  # an H100's fit, taken over: the same SMs at the same clocks
+                fig = {
+                    "value": fig["value"],
+                    "source": source,
+                    "kind": kind,
+                    "note": f"an H100's figure (fitted to {fig['fit_cases']} shapes of its sweep), transferred: the same SMs and clocks",
+                }
+            lines.append(f"    {key}: {_flow(fig)}")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    stale = 0
+    for name, source, kind in CARDS:
+        path = ROOT / "hardware" / f"{name}.yaml"
+        text = path.read_text()
+        new_text = text
+        line = f"  {source}: {{title: {json.dumps(SOURCE_TITLE)}}}\n"
+        if f"  {source}: " not in new_text:
+            new_text = new_text.replace("sources:\n", "sources:\n" + line, 1)
+        new_block = block(source, kind)
+        if BEGIN in new_text:
+            a = new_text.index(BEGIN)
+            b = new_text.index(END, a) + len(END) + 1
+            new_text = new_text[:a] + new_block + new_text[b:]
+        else:
+            a = new_text.index("  l2_dirty_writeback_fraction:")
+            new_text = new_text[:a] + new_block + new_text[a:]
+        if new_text != text:
+            stale += 1
+            if not args.check:
+                path.write_text(new_text)
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
