@@ -42,6 +42,7 @@ FLASH_WARP_FIXED_INSTRUCTIONS = {("fwd", 64): 1044, ("fwd", 128): 1234, ("split"
 # and a part per split; the same at head_dim 64 and 128 (619 to 971 instructions for 4 to 32
 # splits, validation/expected/h100/kernels/flash-ncu.csv and decode-ncu.csv)
 FLASH_COMBINE_INSTRUCTIONS = (570, 12.2)
+COMBINE_WARPS = 4  # flash_fwd_splitkv_combine_kernel's 128 threads a block
 
 
 def _flash_splits(blocks: int, slots: int, n_blocks: int, max_splits: int = 128) -> int:
@@ -84,7 +85,8 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     units = blocks * split
     active = min(c.sms, units)
     slots = bps * c.sms
-    _, longest, block_sum, offset = _flash_scores(k, kv_heads, mblocks, block_m, blocks, units)
+    block_n = _flash_block_n(k.head_dim, split > 1)
+    _, longest, block_sum, offset = _flash_scores(k, kv_heads, mblocks, block_m, blocks, units, split, block_n)
     if k.causal and not decode and split > 1:
         per_unit = _causal_split_scores(k, mblocks, split)
         longest = float(max(per_unit))
@@ -95,7 +97,8 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
         if mblocks * heads_all > 16 * c.sms * bps:  # many waves: the SMs even out (no per-block list)
             per_sm_scores = float(block_sum) * heads_all / c.sms + longest
         else:
-            per_block = [FLASH_BLOCK_Q * min(k.kv_seq, offset + (i + 1) * FLASH_BLOCK_Q) for i in range(mblocks)]
+            kv_tiles, off_tiles = _whole_tiles(k.kv_seq, block_n), _whole_tiles(offset, block_n)
+            per_block = [FLASH_BLOCK_Q * min(kv_tiles, off_tiles + (i + 1) * FLASH_BLOCK_Q) for i in range(mblocks)]
             per_sm_scores = _busiest_sm(per_block, units, longest, c.sms, bps, heads_all)
         # however the blocks fall, the longest one's own walk is a floor
         t_comp = max(per_sm_scores * t_score, longest * t_alone)
@@ -122,8 +125,7 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     # (cp.async, flash_fwd_kernel.h), so only its first load and its last tile's compute stay
     # exposed, and the SM's other resident blocks cover part of that: 1/(bps x tiles) of the
     # shorter part
-    keys = math.ceil(k.kv_seq / split)
-    tiles = max(1, math.ceil(keys / _flash_block_n(k.head_dim, split > 1)))
+    tiles = max(1, math.ceil(math.ceil(k.kv_seq / block_n) / split))
     t = max(t_comp, t_mem) + min(t_comp, t_mem) / (bps * tiles) + 2 * c.latency
     bound: Literal["memory", "compute", "latency"] = "compute" if t_comp >= t_mem else "memory"
     why = (
@@ -195,26 +197,38 @@ def _flash_grid(c: Card, k: Kernel, bps: int, kv_heads: int) -> tuple[int, int, 
     return mblocks, k.batch * k.heads * mblocks, 1, FLASH_BLOCK_Q
 
 
+def _whole_tiles(keys: int, block_n: int) -> int:
+    """Keys rounded up to whole K/V tiles: a block's MMAs and softmax run on tiles of block_n keys
+    whatever part of the last one is masked off (Flash_fwd_kernel_traits fix the tile shape)."""
+    return math.ceil(keys / block_n) * block_n
+
+
 def _flash_scores(
-    k: Kernel, kv_heads: int, mblocks: int, block_m: int, blocks: int, units: int
+    k: Kernel, kv_heads: int, mblocks: int, block_m: int, blocks: int, units: int, split: int, block_n: int
 ) -> tuple[float, float, int, int]:
     """The scores all blocks compute and those of the longest block; for a causal prefill also
-    the scores of one head's blocks and the keys before the first query (else 0 and 0)."""
+    the scores of one head's blocks and the keys before the first query (else 0 and 0). Every
+    block computes whole tiles: its block_m rows (padded) by whole K/V tiles of block_n keys
+    (a split's share of the tiles), as the kernel's fixed tile shapes do: a 2-token prompt at head
+    size 64 computes 128 x 128 scores per block (validation/expected/h100/kernels/flash-dev)."""
     block_sum = offset = 0
-    # scores: causal blocks compute their diagonal tile in full
+    per_unit_keys = math.ceil(math.ceil(k.kv_seq / block_n) / split) * block_n
     if k.seq == 1:
-        # the query heads of a KV head fill (and are padded to) the block's rows: the padded
-        # rows are computed too
-        scores = float(k.batch * kv_heads * mblocks * block_m * k.kv_seq)
-        longest = scores / max(units, 1)
+        # the query heads of a KV head fill (and are padded to) the block's rows
+        longest = float(block_m * per_unit_keys)
+        scores = longest * units
     elif k.causal:
         offset = k.kv_seq - k.seq
-        block_sum, longest_block = _causal_block_scores(mblocks, offset, k.kv_seq)
+        # causal blocks compute their diagonal tile in full; with whole tiles of keys, block i
+        # walks up to min(kv_seq, offset + (i + 1) x 128) rounded up to block_n (which divides 128)
+        block_sum, longest_block = _causal_block_scores(
+            mblocks, _whole_tiles(offset, block_n), _whole_tiles(k.kv_seq, block_n)
+        )
         scores = float(block_sum) * k.batch * k.heads
         longest = float(longest_block)
     else:
-        scores = float(blocks * block_m * k.kv_seq)
-        longest = scores / max(units, 1)  # one block's rows over its share of the keys
+        longest = float(block_m * per_unit_keys)  # one block's rows over its share of the keys
+        scores = longest * units
     return scores, longest, block_sum, offset
 
 
@@ -228,16 +242,23 @@ def _flash_combine(c: Card, k: Kernel, split: int) -> KernelEstimate:
     validation/expected/h100/kernels/decode-split.json)."""
     part = k.batch * k.heads * k.seq * split * (k.head_dim + 1) * 4
     rows = 4 if k.head_dim % 128 == 0 else 8 if k.head_dim % 64 == 0 else 16
+    blocks = math.ceil(k.batch * k.heads * k.seq / rows)
     l2_trip = c.l2_latency or c.latency
     t_chain = (split + 1) * l2_trip + c.latency
     if c.boost_hz:
         fixed, per_split = FLASH_COMBINE_INSTRUCTIONS
-        t_chain += (fixed + per_split * split) * DEPENDENT_ISSUE_CLK / c.boost_hz
+        per_warp = fixed + per_split * split
+        # one warp's instructions one dependent step at a time; or, with many blocks (a split
+        # prompt's rows: 2,048 blocks for 8,192 rows), all its warps' instructions at the SMs'
+        # issue rate (4 warps a block): the combine kernels of kernels/flash-dev took 3.8 us for
+        # 512 blocks to 11.1 us for 2,752
+        t_issue = blocks * COMBINE_WARPS * per_warp / (c.sms * c.issue_per_clk)
+        t_chain += max(per_warp * DEPENDENT_ISSUE_CLK, t_issue) / c.boost_hz
     return KernelEstimate(
         name=f"{k.name} combine",
         model="stream",
         seconds=max(t_chain, part / c.l2_bw + c.latency),
-        grid=math.ceil(k.batch * k.heads * k.seq / rows),
+        grid=blocks,
         blocks_per_sm=None,
         waves=0.0,
         bound="latency",

@@ -29,10 +29,6 @@ FEW = 20  # below this many cases the band is min..max, not percentiles
 FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
-    "h100/ops-wide56.json",
-    "h100/ops-wide57.json",
-    "h100/ops-wide58.json",
-    "h100/ops-wide59.json",
     "h100/ops-tall-rand2.json",
 )
 
