@@ -1,4 +1,4 @@
-"""cuBLAS's kernel choices over the GEMM choice map's grid (roofcalc/expected/choice.py GRID_*), as
+"""cuBLAS's kernel choices over the GEMM choice map's grid (roofcalc/expected/choice.py grid_shapes), as
 the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the device and versions.
 
     python3 validation/bench/choice_sweep.py --out choice-sweep.json
@@ -42,11 +42,11 @@ def main() -> int:
     dev = torch.device("cuda")
     t0 = time.time()
     choice = _choice_module()
-    records = gemm_choices(torch, (choice.GRID_M, choice.GRID_N, choice.GRID_K))
+    records = gemm_choices(torch, choice.grid_shapes())
     counts: dict[str, int] = {}
     for r in records:
         fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
-        counts[fam] = counts.get(fam, 0) + 1
+        counts[f"{r['dtype']} {fam}"] = counts.get(f"{r['dtype']} {fam}", 0) + 1
     print(f"{len(records)} shapes in {time.time() - t0:.1f} s: {counts}", flush=True)
     benchlib.write_record(args.out, "gemm-choice-sweep", dev, records, t0)
     return 0

@@ -580,7 +580,34 @@ def flash_dev_cases() -> list[dict[str, Any]]:
     return cs
 
 
-PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
+def small_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
+    """fp32 and tf32 GEMMs with one side of 2-16 (few rows or few columns, either at random), the
+    other side and the depth log-uniform in 1-16384, half of them odd: the domain of the widened
+    GEMM choice map (roofcalc/expected/choice.py). Seed 1 is development data; seed 2 a hold-out."""
+    import random
+
+    rng = random.Random(seed)
+
+    def size(lo: int, hi: int) -> int:
+        v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
+        if rng.random() >= 0.5 and v >= 16:
+            v = v // 8 * 8
+        return max(lo, min(hi, v))
+
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int, str]] = set()
+    while len(cs) < n:
+        small, other, k = size(2, 16), size(1, 16384), size(1, 16384)
+        m, nn = (small, other) if rng.random() < 0.5 else (other, small)
+        dt = rng.choice(("fp32", "tf32"))
+        if (m, nn, k, dt) not in seen:
+            seen.add((m, nn, k, dt))
+            cs.append(gemm_case(m, nn, k, dt))
+    return cs
+
+
+PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases,
+         "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2), "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
          "skinny": skinny_cases, "tall": tall_cases,
          "tall-rand1": lambda: tall_random_cases(1), "tall-rand2": lambda: tall_random_cases(2)}
 
