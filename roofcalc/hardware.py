@@ -157,6 +157,13 @@ class ChoiceMapFigure(_Strict):
     # version may choose otherwise
     libraries: dict[str, str] = {}
 
+    @field_validator("value", mode="before")
+    @classmethod
+    def _lines(cls, v: Any) -> Any:
+        """A block of text, one entry a line (how the registry's files keep a map: one scalar to
+        parse, not thousands), or a list of entries."""
+        return [line for line in v.splitlines() if line.strip()] if isinstance(v, str) else v
+
     @field_validator("value")
     @classmethod
     def _entries(cls, v: list[str]) -> list[str]:
@@ -462,10 +469,10 @@ class Expected(_Strict):
     # the seconds per step (validation/bench/skinny_fp32.py --narrow-rows: the profiled kernel
     # time less the kernel's fixed cost, over its slices)
     gemm_serial_split_step_s: dict[str, PositiveFigure] = {}
-    # cuBLAS's kernel choices for FP32 products with few columns (roofcalc/expected/choice.py):
-    # which kernel family and tile each shape of the probe's sweep ran; and per family and tile
-    # (simt_32x128, xmma_64x32, ...) its fixed cost and padded work per second an SM, fitted to
-    # that sweep's kernel times
+    # cuBLAS's kernel choices for FP32 products (TF32 off and on) with few rows or few columns
+    # (roofcalc/expected/choice.py): which kernel family and tile each shape of the probe's sweep
+    # ran; and per dtype, family and tile (fp32_simt_32x128, tf32_xmma_64x32, ...) its fixed cost
+    # and padded work per second an SM, fitted to that sweep's kernel times
     gemm_choice_map: ChoiceMapFigure | None = None
     gemm_choice_floor_s: dict[str, PositiveFigure] = {}
     gemm_choice_flops_per_sm: dict[str, PositiveFigure] = {}
@@ -515,14 +522,27 @@ class Expected(_Strict):
     def _paths(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         return _keys_among(v, GEMM_PATHS, "GEMM path")
 
+    @field_validator("gemm_choice_floor_s", "gemm_choice_flops_per_sm", mode="before")
+    @classmethod
+    def _fp32_by_default(cls, v: Any) -> Any:
+        """A first-version calibration's keys name no dtype (simt_64x64): its sweep timed fp32 only."""
+        if isinstance(v, dict):
+            return {
+                k if not isinstance(k, str) or k.startswith(("fp32_", "tf32_")) else f"fp32_{k}": f
+                for k, f in v.items()
+            }
+        return v
+
     @field_validator("gemm_choice_floor_s", "gemm_choice_flops_per_sm")
     @classmethod
     def _choice_tiles(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         import re
 
         for key in v:
-            if not re.fullmatch(r"(simt|xmma)_[1-9][0-9]{0,3}x[1-9][0-9]{0,3}", key):
-                raise ValueError(f"{_clip(key)!r} is not a kernel family and tile such as simt_32x128 or xmma_64x32")
+            if not re.fullmatch(r"(fp32|tf32)_(simt|xmma|tensorop)_[1-9][0-9]{0,3}x[1-9][0-9]{0,3}", key):
+                raise ValueError(
+                    f"{_clip(key)!r} is not a dtype, kernel family and tile such as fp32_simt_32x128 or tf32_xmma_64x32"
+                )
         return v
 
     @field_validator("gemm_serial_split_step_s")

@@ -45,6 +45,8 @@ def test_classify_reads_the_tile_and_its_orientation_off_the_grid() -> None:
     family, tile, z = classify(c["kernels"], 5000, 2)
     assert (family, tile[0], z) == ("xmma", 64, 6)
     # names given here: the grid decides the side; where both sides fit, SIMT puts B on the rows
+    tensorop = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(Params)"
+    assert classify([{"name": tensorop, "grid": [8, 6, 3]}], 500, 300) == ("tensorop", (64, 64), 3)
     assert classify([{"name": SIMT, "grid": [4, 1, 3]}], 100, 2) == ("simt", (32, 128), 3)
     assert classify([{"name": XMMA, "grid": [4, 1, 1]}], 250, 2) == ("xmma", (64, 32), 1)
     assert classify([{"name": "void gemmSN_NN_kernel<float>", "grid": [1, 1, 1]}], 5, 2)[0] == "sn"
@@ -65,10 +67,10 @@ def test_fit_tiles_recovers_a_line() -> None:
 
     shapes = [(700, 2, 100 * i, 5 * i) for i in range(1, 6)]
     choices = [
-        Choice(m, n, k, "simt", (32, 128), z, 3e-6 + tile_work(m, n, k, (32, 128), z, 132) / 200e9)
+        Choice("fp32", m, n, k, "simt", (32, 128), z, 3e-6 + tile_work(m, n, k, (32, 128), z, 132) / 200e9)
         for m, n, k, z in shapes
     ]
-    (floor, rate, n) = fit_tiles(choices, 132)["simt_32x128"]
+    (floor, rate, n) = fit_tiles(choices, 132)["fp32_simt_32x128"]
     assert floor == pytest.approx(3e-6, rel=1e-9) and rate == pytest.approx(200e9, rel=1e-9) and n == 5
 
 
@@ -82,9 +84,9 @@ def test_the_registry_map_is_the_committed_sweep() -> None:
         cwd=ROOT,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    sweep = json.loads(gzip.decompress((KERNELS / "choice1" / "choice-sweep.json.gz").read_bytes()))
+    sweep = json.loads(gzip.decompress((KERNELS / "choice2" / "choice-sweep.json.gz").read_bytes()))
     cmap = load_hardware("h100").expected.gemm_choice_map
-    assert cmap is not None and len(cmap.value) == len(sweep["cases"]) == 1485
+    assert cmap is not None and len(cmap.value) == len(sweep["cases"]) == 2 * 3861
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"
@@ -92,35 +94,42 @@ def test_the_registry_map_is_the_committed_sweep() -> None:
 
 
 def test_nearest_stays_inside_the_map() -> None:
-    cmap = ChoiceMap.from_entries(["100x2x64 simt 32x128 4 3.00", "1000x8x1024 xmma 64x32 8 9.00"])
-    assert cmap.nearest(120, 2, 60) == parse_entry("100x2x64 simt 32x128 4 3.00")
-    assert cmap.nearest(900, 8, 2000).family == "xmma"
-    assert cmap.nearest(100, 17, 64) is None  # more columns than the map's domain
-    assert cmap.nearest(16, 2, 64) is None  # few rows: gemmSN and the serial split-K kernel's
-    assert cmap.nearest(100, 9, 64) is None  # columns beyond those measured
-    assert cmap.nearest(5000, 2, 64) is None  # rows beyond twice those measured
+    cmap = ChoiceMap.from_entries(
+        ["fp32 100x2x64 simt 32x128 4 3.00", "fp32 1000x8x1024 xmma 64x32 8 9.00", "tf32 100x4x64 tensorop 64x64 1 4.0"]
+    )
+    assert cmap.nearest("fp32", 120, 2, 60) == parse_entry("fp32 100x2x64 simt 32x128 4 3.00")
+    assert cmap.nearest("fp32", 900, 8, 2000).family == "xmma"
+    assert cmap.nearest("fp32", 100, 17, 64) is None  # neither side small: the tile search's
+    assert cmap.nearest("fp32", 5000, 2, 64) is None  # rows beyond twice those measured
+    # tf32: only shapes of the same alignment class (n and k multiples of 4 elements, or not)
+    assert cmap.nearest("tf32", 120, 4, 64).family == "tensorop"
+    assert cmap.nearest("tf32", 120, 3, 64) is None
+    # a first-version entry (fp32 only) names no dtype
+    assert parse_entry("100x2x64 simt 32x128 4 3.00") == parse_entry("fp32 100x2x64 simt 32x128 4 3.00")
 
 
 @pytest.mark.parametrize(
     "entry",
     [
-        "100x2x64 simt 32x128 4",
-        "100x2 simt 32x128 4 3.0",
-        "100x2x64 cutlass 32x128 4 3.0",
-        "100x2x64 simt - 4 3.0",
-        "100x2x64 sn 32x32 1 3.0",
-        "100x2x64 simt 32x128 0 3.0",
-        "100x2x64 simt 32x128 4 -1",
-        "100x2x64 simt 32x128 4 nan",
+        "fp32 100x2x64 simt 32x128 4",
+        "fp32 100x2 simt 32x128 4 3.0",
+        "fp32 100x2x64 cutlass 32x128 4 3.0",
+        "fp32 100x2x64 simt - 4 3.0",
+        "fp32 100x2x64 sn 32x32 1 3.0",
+        "fp32 100x2x64 simt 32x128 0 3.0",
+        "fp32 100x2x64 simt 32x128 4 -1",
+        "fp32 100x2x64 simt 32x128 4 nan",
+        "bf16 100x2x64 simt 32x128 4 3.0",
     ],
 )
 def test_a_malformed_entry_is_refused_in_one_line(entry: str, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"expected|shape|family|tile|splits|kernel_us"):
+    with pytest.raises(ValueError, match=r"expected|shape|family|tile|splits|kernel_us|dtype"):
         parse_entry(entry)
     text = (ROOT / "hardware" / "h100.yaml").read_text()
-    first = next(line for line in text.splitlines() if line.startswith("      - "))
+    marker = "    value: |\n"
+    at = text.index(marker) + len(marker)
     bad = tmp_path / "bad.yaml"
-    bad.write_text(text.replace(first, f"      - {entry}", 1))
+    bad.write_text(text[:at] + f"      {entry}\n" + text[at:])
     with pytest.raises(SpecError) as e:
         load_hardware_file(bad)
     assert "gemm_choice_map" in str(e.value) and "\n" not in str(e.value).strip()
@@ -151,12 +160,12 @@ def test_the_probe_calibrates_the_map_and_a_quick_calibration_borrows_it() -> No
     doc = calibrated_hardware(load_hardware("h100"), raw, meta)
     e = doc["expected"]
     assert len(e["gemm_choice_map"]["value"]) == 200 and e["gemm_choice_map"]["source"] == "probe"
-    assert e["gemm_choice_flops_per_sm"]["simt_64x64"]["kind"] == "fitted"
+    assert e["gemm_choice_flops_per_sm"]["fp32_simt_64x64"]["kind"] == "fitted"
     # without a sweep the calibration keeps the registry's map and figures, citing their source
     raw["torch"].pop("gemm_choices")
     doc = calibrated_hardware(load_hardware("h100"), raw, meta)
-    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice1"
-    assert doc["expected"]["gemm_choice_flops_per_sm"]["simt_32x128"]["source"] == "bench-choice1"
+    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice2"
+    assert doc["expected"]["gemm_choice_flops_per_sm"]["fp32_simt_32x128"]["source"] == "bench-choice2"
 
 
 @pytest.mark.parametrize(
@@ -172,3 +181,14 @@ def test_a_malformed_sweep_gives_no_map_and_no_traceback(records: object) -> Non
     notes: list[str] = []
     out = choice_figures({"torch": {"gemm_choices": records}}, 132, notes)
     assert "gemm_choice_map" not in out or out["gemm_choice_map"]["value"]
+
+
+@pytest.mark.parametrize("label", ["gemm-tf32-10x8029x7264", "gemm-tf32-15x2579x1480", "gemm-tf32-12680x10x112"])
+def test_tf32_products_of_a_small_side_read_their_measured_kernel(label: str) -> None:
+    """TF32 products with few rows or few columns take the kernel the map measured at the nearest
+    shape of their alignment class; the committed times (ops-small-rand1, development data) within
+    [0.8, 1.25] of the expected time."""
+    m, n, k = (int(x) for x in label.split("-")[-1].split("x"))
+    r = analyze("gemm", load_hardware("h100"), m=m, n=n, k=k, dtype="tf32")
+    assert r.expected_s is not None and "choice map" in r.expected_kernels[0].reason
+    assert 0.8 <= _measured("ops-small-rand1.json", label) / r.expected_s <= 1.25

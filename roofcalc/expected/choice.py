@@ -8,18 +8,21 @@ grid of shapes under the profiler, and each shape's kernels are classified here.
 in the calibration with the libraries it was measured on; the registry's map is the probe's sweep
 on the registry's card (hardware/h100.yaml expected.gemm_choice_map).
 
-The model asks the map for the nearest measured shape (in the logarithms of m, n and k) within the
-map's domain, and uses the family it ran; outside the domain the map says nothing.
+The map's domain: FP32 products with TF32 off (fp32) and on (tf32) of which one dimension, m or n,
+is 2-16 (few rows or few columns), row-major operands. The model asks the map for the nearest
+measured shape of the same dtype and the same alignment class (in the logarithms of m, n and k)
+and uses the kernel it ran; outside the domain the map says nothing.
 
-One entry, as files keep it: ``"MxNxK family TMxTN splits kernel_us"``, e.g. ``"700x2x1700 simt
-32x128 25 19.20"``: cuBLAS's SIMT kernel on tiles of 32 rows of m by 128 columns of n (the 2
-columns padded to 128), k cut into 25 slices (the grid's z), the first kernel's profiled duration
-19.2 us. The tile is "-" for families without one. The probe fits each (family, tile)'s fixed cost
-and rate to the durations of the shapes that ran it (fit_tiles).
+One entry, as files keep it (one a line): ``"dtype MxNxK family TMxTN splits kernel_us"``, e.g.
+``"fp32 700x2x1700 simt 32x128 25 19.20"``: cuBLAS's SIMT kernel on tiles of 32 rows of m by 128
+columns of n (the 2 columns padded to 128), k cut into 25 slices (the grid's z), the first kernel's
+profiled duration 19.2 us. The tile is "-" for families without one. The probe fits each (dtype,
+family, tile)'s fixed cost and rate to the durations of the shapes that ran it (fit_tiles).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -28,72 +31,98 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 # The families a GEMM's first kernel is sorted into, by its name: cutlass_80_simt_sgemm_AxB
-# (simt) and sm80_xmma_gemm_..._tilesizeAxB (xmma) carry their tile; gemmSN (sn), the gemv and dot
-# kernels (gemv), the Hopper nvjet kernels (nvjet) and anything else (other) do not.
-FAMILIES = ("simt", "xmma", "sn", "gemv", "nvjet", "other")
-TILED = ("simt", "xmma")
+# (simt), sm80/sm90 xmma_gemm_..._tilesizeAxB (xmma) and cutlass tensorop_..._AxB (tensorop) carry
+# their tile; gemmSN (sn), the gemv and dot kernels (gemv), the Hopper nvjet kernels (nvjet) and
+# anything else (other) do not.
+FAMILIES = ("simt", "xmma", "tensorop", "sn", "gemv", "nvjet", "other")
+TILED = ("simt", "xmma", "tensorop")
+_TILE_PATTERNS = (
+    ("simt", r"simt_sgemm_(\d+)x(\d+)_"),
+    ("xmma", r"xmma_gemm.*?tilesize(\d+)x(\d+)x"),
+    ("tensorop", r"tensorop_[a-z0-9]*gemm[a-z0-9]*_(\d+)x(\d+)_"),
+)
+DTYPES = ("fp32", "tf32")
 
-# The probe's sweep: FP32 products (TF32 off) of many rows and few columns, row-major operands,
-# torch.matmul. Rows and depths log-spaced (not powers of two only: cuBLAS treats some sizes
-# apart), columns every small count. 15 x 9 x 11 = 1,485 shapes.
-GRID_M = (24, 40, 64, 100, 160, 256, 400, 640, 1000, 1600, 2560, 4000, 6400, 10000, 16000)
-GRID_N = (2, 3, 4, 5, 6, 8, 10, 12, 16)
+# The probe's sweep, per dtype: every (m, n) with one of them small (2-16, GRID_SMALL) and the
+# other small or large (24-16,000, log-spaced, not powers of two only: cuBLAS treats some sizes
+# apart), at depths of 16-16,384. 351 (m, n) pairs x 11 depths = 3,861 shapes a dtype.
+GRID_SMALL = (2, 3, 4, 5, 6, 8, 10, 12, 16)
+GRID_LARGE = (24, 40, 64, 100, 160, 256, 400, 640, 1000, 1600, 2560, 4000, 6400, 10000, 16000)
 GRID_K = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
-# The map speaks for products of at most this many columns and more rows than that (the few-row
-# FP32 products are gemmSN's and the serial split-K kernel's, mapped apart in gemm.py).
-TALL_MAX_N = 16
+# The map speaks for products whose smaller side, m or n, is at most this (the others are the
+# tile search's); FP32 products of 2-16 rows that gemmSN or the serial split-K kernel runs are
+# mapped apart in gemm.py, before this map is asked.
+MAP_MAX_SMALL = 16
+
+
+def grid_shapes() -> list[tuple[int, int, int]]:
+    """The (m, n, k) of the probe's sweep, for one dtype."""
+    sides = GRID_SMALL + GRID_LARGE
+    return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in GRID_K]
+
+
+def aligned16(dtype: str, n: int, k: int) -> bool:
+    """The alignment class a TF32 kernel depends on: both leading dimensions (k of A, n of B) a
+    multiple of 16 bytes (4 elements); FP32 with TF32 off runs kernels that need none."""
+    return dtype != "tf32" or (n % 4 == 0 and k % 4 == 0)
 
 
 @dataclass(frozen=True)
 class Choice:
     """One measured shape: what cuBLAS ran for it."""
 
+    dtype: str
     m: int
     n: int
     k: int
     family: str
-    tile: tuple[int, int] | None  # (rows of m, columns of n) a block, for simt and xmma
+    tile: tuple[int, int] | None  # (rows of m, columns of n) a block, for the tiled families
     splits: int
     kernel_s: float
 
     @property
     def key(self) -> str | None:
-        """The name its family and tile's figures go by, e.g. simt_32x128."""
-        return f"{self.family}_{self.tile[0]}x{self.tile[1]}" if self.tile else None
+        """The name its dtype, family and tile's figures go by, e.g. fp32_simt_32x128."""
+        return f"{self.dtype}_{self.family}_{self.tile[0]}x{self.tile[1]}" if self.tile else None
 
     def entry(self) -> str:
         tile = f"{self.tile[0]}x{self.tile[1]}" if self.tile else "-"
-        return f"{self.m}x{self.n}x{self.k} {self.family} {tile} {self.splits} {self.kernel_s * 1e6:.2f}"
+        return f"{self.dtype} {self.m}x{self.n}x{self.k} {self.family} {tile} {self.splits} {self.kernel_s * 1e6:.2f}"
 
 
 def parse_entry(text: str) -> Choice:
     """One entry of a map file; ValueError with what is wrong."""
     parts = str(text).split()
-    if len(parts) != 5:
-        raise ValueError(f"{text!r}: expected 'MxNxK family TMxTN splits kernel_us'")
-    dims = parts[0].split("x")
-    if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+    if len(parts) == 5 and parts[0] not in DTYPES:  # a first-version map (fp32 only) names no dtype
+        parts = ["fp32", *parts]
+    if len(parts) != 6:
+        raise ValueError(f"{text!r}: expected 'dtype MxNxK family TMxTN splits kernel_us'")
+    dtype, shape, family, tile_text, splits, us_text = parts
+    if dtype not in DTYPES:
+        raise ValueError(f"{text!r}: unknown dtype {dtype!r}; a choice map holds {', '.join(DTYPES)}")
+    dims = shape.split("x")
+    if len(dims) != 3 or not all(d.isdigit() and 0 < int(d) <= 2**31 for d in dims):
         raise ValueError(f"{text!r}: the shape must be MxNxK of positive whole numbers")
-    if parts[1] not in FAMILIES:
-        raise ValueError(f"{text!r}: unknown family {parts[1]!r}; known: {', '.join(FAMILIES)}")
+    if family not in FAMILIES:
+        raise ValueError(f"{text!r}: unknown family {family!r}; known: {', '.join(FAMILIES)}")
     tile: tuple[int, int] | None = None
-    if parts[1] in TILED:
-        t = parts[2].split("x")
+    if family in TILED:
+        t = tile_text.split("x")
         if len(t) != 2 or not all(d.isdigit() and 0 < int(d) <= 1024 for d in t):
-            raise ValueError(f"{text!r}: a {parts[1]} entry needs its tile as TMxTN (1-1024 each)")
+            raise ValueError(f"{text!r}: a {family} entry needs its tile as TMxTN (1-1024 each)")
         tile = (int(t[0]), int(t[1]))
-    elif parts[2] != "-":
-        raise ValueError(f"{text!r}: a {parts[1]} entry has no tile: write '-'")
-    if not parts[3].isdigit() or int(parts[3]) < 1:
-        raise ValueError(f"{text!r}: splits must be a whole number, 1 or more")
+    elif tile_text != "-":
+        raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
+    if not splits.isdigit() or not 1 <= int(splits) <= 65535:
+        raise ValueError(f"{text!r}: splits must be a whole number, 1-65535")
     try:
-        us = float(parts[4])
+        us = float(us_text)
     except ValueError:
         raise ValueError(f"{text!r}: kernel_us must be a number") from None
     if not math.isfinite(us) or us <= 0 or us > 1e7:
         raise ValueError(f"{text!r}: kernel_us must be positive and finite")
     m, n, k = (int(d) for d in dims)
-    return Choice(m, n, k, parts[1], tile, int(parts[3]), us * 1e-6)
+    return Choice(dtype, m, n, k, family, tile, int(splits), us * 1e-6)
 
 
 def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tuple[int, int] | None, int]:
@@ -102,7 +131,7 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
 
     A kernel's name gives its tile as A x B in cuBLAS's column-major terms; which side spans the
     rows of our row-major product is read off the grid (its x extent is ceil(m / that side)),
-    and where both would fit, SIMT tiles put B on the rows and xmma tiles A, as seen where the
+    and where both would fit, SIMT tiles put B on the rows and the others A, as seen where the
     grid tells them apart."""
     if not kernels:
         return "other", None, 1
@@ -110,12 +139,12 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     grid = kernels[0].get("grid") or [1, 1, 1]
     gx = int(grid[0]) if len(grid) > 0 else 1
     z = int(grid[2]) if len(grid) > 2 and int(grid[2]) > 0 else 1
-    for family, pattern in (("simt", r"simt_sgemm_(\d+)x(\d+)_"), ("xmma", r"xmma_gemm.*tilesize(\d+)x(\d+)x")):
+    for family, pattern in _TILE_PATTERNS:
         hit = re.search(pattern, name)
         if hit and 0 < int(hit.group(1)) <= 1024 and 0 < int(hit.group(2)) <= 1024:
             a, b = int(hit.group(1)), int(hit.group(2))
             on_a, on_b = math.ceil(m / a) == gx, math.ceil(m / b) == gx
-            a_on_rows = on_a if on_a != on_b else family == "xmma"
+            a_on_rows = on_a if on_a != on_b else family != "simt"
             return family, ((a, b) if a_on_rows else (b, a)), z
     if "gemmSN" in name:
         return "sn", None, z
@@ -131,40 +160,91 @@ class ChoiceMap:
     """The measured choices of one card and library version (compared and hashed as an object:
     the model asks one map many times)."""
 
-    entries: tuple[Choice, ...]
+    texts: tuple[str, ...]  # the entries as files keep them, parsed when first asked (a card's
+    # figures are read by every command; most never ask the map)
 
     @classmethod
     def from_entries(cls, texts: Iterable[str]) -> ChoiceMap:
-        return cls(tuple(parse_entry(t) for t in texts))
-
-    def nearest(self, m: int, n: int, k: int) -> Choice | None:
-        """The measured shape nearest to m x n x k, or None outside the map's domain: more than
-        TALL_MAX_N columns or no more rows than that, or rows, columns or depth beyond the
-        measured range (by more than a factor of two for rows and depth)."""
-        return _nearest(self, m, n, k)
+        return cls(tuple(texts))
 
     @cached_property
-    def domain(self) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
-        """The measured range of rows, columns and depths."""
-        ms = [c.m for c in self.entries]
-        ns = [c.n for c in self.entries]
-        ks = [c.k for c in self.entries]
-        return (min(ms), max(ms)), (min(ns), max(ns)), (min(ks), max(ks))
+    def entries(self) -> tuple[Choice, ...]:
+        return tuple(parse_entry(t) for t in self.texts)
+
+    def nearest(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
+        """The measured shape of this dtype and alignment class nearest to m x n x k, or None
+        outside the map's domain: both m and n above MAP_MAX_SMALL, or a dimension below the least
+        measured or above twice the largest. (Tried on the development sets and not kept: keeping
+        m and n each on their side of 16, and no map below k = 8; both put fewer in the band.)"""
+        return _nearest(self, dtype, m, n, k)
+
+    @cached_property
+    def classes(self) -> dict[tuple[str, bool], tuple[Choice, ...]]:
+        """The entries by dtype and alignment class: a shape is compared only with its own."""
+        out: dict[tuple[str, bool], list[Choice]] = {}
+        for c in self.entries:
+            out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
+        return {key: tuple(v) for key, v in out.items()}
+
+    @cached_property
+    def grids(self) -> dict[tuple[str, bool], _Grid]:
+        """Each class's entries as a grid: its measured rows, columns and depths, and the entry at
+        each (m, n, k) (of two at one shape, the last)."""
+        out = {}
+        for key, entries in self.classes.items():
+            out[key] = _Grid(
+                tuple(sorted({c.m for c in entries})),
+                tuple(sorted({c.n for c in entries})),
+                tuple(sorted({c.k for c in entries})),
+                {(c.m, c.n, c.k): c for c in entries},
+            )
+        return out
+
+    @cached_property
+    def domain(self) -> tuple[int, int]:
+        """The least and largest dimension measured."""
+        sides = [d for c in self.entries for d in (c.m, c.n, c.k)]
+        return min(sides), max(sides)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """One class's entries, indexed as the grid they were swept on."""
+
+    ms: tuple[int, ...]
+    ns: tuple[int, ...]
+    ks: tuple[int, ...]
+    at: dict[tuple[int, int, int], Choice]
+
+
+def _bracket(values: tuple[int, ...], x: int) -> tuple[int, ...]:
+    """The measured values on either side of x (one where x is beyond them all)."""
+    i = bisect.bisect_left(values, x)
+    return tuple(values[j] for j in (i - 1, i) if 0 <= j < len(values))
 
 
 @lru_cache(maxsize=4096)
-def _nearest(cmap: ChoiceMap, m: int, n: int, k: int) -> Choice | None:
-    if not cmap.entries or n > TALL_MAX_N or m <= TALL_MAX_N:
+def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | None:
+    key = (dtype, aligned16(dtype, n, k))
+    entries = cmap.classes.get(key)
+    if not entries or min(m, n) > MAP_MAX_SMALL:
         return None
-    (m0, m1), (n0, n1), (k0, k1) = cmap.domain
-    if not (m0 / 2 <= m <= 2 * m1 and n0 <= n <= n1 and k0 / 2 <= k <= 2 * k1):
+    lo, hi = cmap.domain
+    if min(m, n, k) < lo or max(m, n, k) > 2 * hi:
         return None
     lm, ln, lk = math.log(m), math.log(n), math.log(k)
 
     def dist(c: Choice) -> float:
         return (math.log(c.m) - lm) ** 2 + (math.log(c.n) - ln) ** 2 + (math.log(c.k) - lk) ** 2
 
-    return min(cmap.entries, key=dist)
+    # On a grid, the nearest point in the sum of squares is the nearest value in each dimension:
+    # the points of the bracketing values hold it when all of them were measured; else (a hole in
+    # the grid, or a map that is no grid) every entry is looked at.
+    g = cmap.grids[key]
+    near = [g.at.get((a, b, c)) for a in _bracket(g.ms, m) for b in _bracket(g.ns, n) for c in _bracket(g.ks, k)]
+    if all(x is not None for x in near):
+        return min((x for x in near if x is not None), key=dist)
+    return min(entries, key=dist)
 
 
 def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: int) -> float:
@@ -176,8 +256,8 @@ def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: i
 
 
 def fit_tiles(choices: Iterable[Choice], sms: int, least: int = 3) -> dict[str, tuple[float, float, int]]:
-    """Per family and tile (Choice.key): its fixed cost (s) and padded-work rate (FLOP/s an SM),
-    fitted to the profiled first-kernel times of the shapes that ran it, by least squares in
+    """Per dtype, family and tile (Choice.key): its fixed cost (s) and padded-work rate (FLOP/s an
+    SM), fitted to the profiled first-kernel times of the shapes that ran it, by least squares in
     relative error of time = fixed + busiest SM's padded work / rate; with ``least`` shapes or
     more, and both figures positive."""
     rows: dict[str, list[tuple[float, float]]] = {}

@@ -301,12 +301,12 @@ def _gemm_serial_split(c: Card, k: Kernel, variant: tuple[str, int, int]) -> Ker
 
 
 def _measured_choice(c: Card, k: Kernel) -> tuple[Choice, float, float] | None:
-    """The measured shape nearest to this FP32 product in the card's choice map, with its family
-    and tile's fixed cost and rate, where cuBLAS ran a tiled kernel there and the card has that
-    tile's figures; else None (the tile search stands)."""
+    """The measured shape nearest to this FP32 (TF32 off or on) product in the card's choice map,
+    with its family and tile's fixed cost and rate, where cuBLAS ran a tiled kernel there and the
+    card has that tile's figures; else None (the tile search stands)."""
     if c.choice_map is None:
         return None
-    near = c.choice_map.nearest(k.m, k.n, k.k)
+    near = c.choice_map.nearest(k.dtype, k.m, k.n, k.k)
     if near is None or near.key is None:
         return None
     floor, rate = dict(c.choice_floor).get(near.key), dict(c.choice_rate).get(near.key)
@@ -329,9 +329,10 @@ def _gemm_measured_choice(c: Card, k: Kernel, choice: tuple[Choice, float, float
     t_mem = io / c.dram_bw
     tm, tn = near.tile
     blocks = math.ceil(k.m / tm) * math.ceil(k.n / tn) * splits
-    kind = "SIMT" if near.family == "simt" else "xmma"
+    kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op"}.get(near.family, near.family)
+    what = "FP32" if k.dtype == "fp32" else "TF32"
     why = (
-        f"cuBLAS's FP32 {kind} kernel on {tm}x{tn} tiles, as the choice map measured it for "
+        f"cuBLAS's {what} {kind} kernel on {tm}x{tn} tiles, as the choice map measured it for "
         f"{near.m}x{near.n}x{near.k} (the nearest shape): {blocks:,} blocks"
         + (f", k in {splits} slices" if splits > 1 else "")
         + f"; the busiest SM's {work / 1e6:,.1f} MFLOP of padded work at {rate / 1e9:,.0f} GFLOP/s an SM"
@@ -424,7 +425,8 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     serial = _serial_split_variant(k.m, k.n, k.k) if plain else None
     if serial is not None and (est := _gemm_serial_split(c, k, serial)) is not None:
         return [est]
-    measured = _measured_choice(c, k) if plain else None
+    mappable = k.dtype in ("fp32", "tf32") and k.batch == 1 and not k.linear and not k.transposed
+    measured = _measured_choice(c, k) if mappable else None
     if measured is not None:
         return _gemm_measured_choice(c, k, measured)
     p = _gemm_plan(hw, c, k, dtype_bytes, aligned, word, sustained)

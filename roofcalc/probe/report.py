@@ -985,7 +985,7 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
 def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
     """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
     tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
-    from ..expected.choice import Choice, classify, fit_tiles
+    from ..expected.choice import DTYPES, Choice, classify, fit_tiles
 
     torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
     records = torch_raw.get("gemm_choices")
@@ -995,14 +995,16 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
         choices: list[Choice] = []
         for r in records:
             m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
+            dtype = str(r.get("dtype", "fp32"))  # the first sweeps timed fp32 only
             family, tile, splits = classify(r["kernels"], m, n)
             first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
-            if 0 < first <= 10 and min(m, n, k) > 0 and len(choices) < 20000:  # as a map file allows
-                choices.append(Choice(m, n, k, family, tile, splits, first))
+            # as a map file allows
+            if dtype in DTYPES and 0 < first <= 10 and min(m, n, k) > 0 and max(m, n, k) <= 2**31 and splits < 65536:
+                choices.append(Choice(dtype, m, n, k, family, tile, splits, first))
     except (KeyError, TypeError, ValueError, IndexError) as e:
         notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
         return {}
-    if not choices:
+    if not choices or len(choices) > 20000:  # none, or more than a map file holds
         return {}
     libs = {k: str(v) for k, v in torch_raw.items() if k in ("torch", "cuda") and v and v != "None"}
     out: dict[str, Any] = {
@@ -1010,8 +1012,8 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
             "value": [c.entry() for c in choices],
             "source": "probe",
             "kind": "measured",
-            "note": f"torch.matmul of row-major FP32 operands (TF32 off), {len(choices)} shapes: the family "
-            "and tile of each one's first kernel, its z extent and profiled duration (roofcalc/expected/choice.py)",
+            "note": f"torch.matmul of row-major FP32 operands, TF32 off and on, {len(choices)} shapes: the "
+            "family and tile of each one's first kernel, its z extent and profiled duration (roofcalc/expected/choice.py)",
             **({"libraries": libs} if libs else {}),
         }
     }

@@ -815,28 +815,24 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     return out
 
 
-def gemm_choices(
-    torch: Any, grid: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None
-) -> list[dict[str, Any]]:
-    """Which kernels cuBLAS runs for FP32 products (TF32 off) of many rows and few columns, over a
-    grid of shapes (roofcalc/expected/choice.py GRID_*): each shape's torch.matmul once to warm
-    cuBLAS's heuristic, then every shape once under the profiler, a sleep kernel between shapes
-    to tell their kernels apart. Each record: m, n, k and the kernels (name, grid, profiled
-    duration) in launch order."""
+def gemm_choices(torch: Any, shapes: list[tuple[int, int, int]] | None = None) -> list[dict[str, Any]]:
+    """Which kernels cuBLAS runs for FP32 products with TF32 off and on, of few rows or few
+    columns, over a grid of shapes (roofcalc/expected/choice.py grid_shapes): each shape's
+    torch.matmul once to warm cuBLAS's heuristic, then every shape once under the profiler, a sleep
+    kernel between shapes to tell their kernels apart. Each record: dtype, m, n, k and the kernels
+    (name, grid, profiled duration) in launch order."""
     import json
     import os
     import tempfile
 
     from torch.profiler import ProfilerActivity, profile  # type: ignore[import-not-found]
 
-    if grid is None:
-        from ..expected.choice import GRID_K, GRID_M, GRID_N
+    if shapes is None:
+        from ..expected.choice import grid_shapes
 
-        grid = (GRID_M, GRID_N, GRID_K)
-    ms, ns, ks = grid
-    shapes = [(m, n, k) for m in ms for n in ns for k in ks]
+        shapes = grid_shapes()
     old = torch.backends.cuda.matmul.allow_tf32
-    _set_tf32(torch, False)
+    out: list[dict[str, Any]] = []
     try:
         a_buf = torch.randn(max(m * k for m, _, k in shapes), device="cuda", dtype=torch.float32)
         b_buf = torch.randn(max(k * n for _, n, k in shapes), device="cuda", dtype=torch.float32)
@@ -844,33 +840,41 @@ def gemm_choices(
         def call(m: int, n: int, k: int) -> Any:
             return torch.matmul(a_buf[: m * k].view(m, k), b_buf[: k * n].view(k, n))
 
-        for m, n, k in shapes:  # cuBLAS picks (and caches) its kernel on the first call
-            call(m, n, k)
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for m, n, k in shapes:
-                torch.cuda._sleep(1000)
+        for dtype in ("fp32", "tf32"):
+            _set_tf32(torch, dtype == "tf32")
+            for m, n, k in shapes:  # cuBLAS picks (and caches) its kernel on the first call
                 call(m, n, k)
-            torch.cuda._sleep(1000)
             torch.cuda.synchronize()
-        fd, path = tempfile.mkstemp(suffix=".json")
-        os.close(fd)
-        try:
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                events = json.load(f).get("traceEvents", [])
-        finally:
-            os.unlink(path)
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for m, n, k in shapes:
+                    torch.cuda._sleep(1000)
+                    call(m, n, k)
+                torch.cuda._sleep(1000)
+                torch.cuda.synchronize()
+            fd, path = tempfile.mkstemp(suffix=".json")
+            os.close(fd)
+            try:
+                prof.export_chrome_trace(path)
+                with open(path) as f:
+                    events = json.load(f).get("traceEvents", [])
+            finally:
+                os.unlink(path)
+            kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0))
+            groups: list[list[dict[str, Any]]] = []
+            for e in kernels:
+                if "spin_kernel" in str(e.get("name")):
+                    groups.append([])
+                elif groups:
+                    a = e.get("args") or {}
+                    groups[-1].append(
+                        {"name": e.get("name"), "grid": a.get("grid"), "duration_s": (e.get("dur") or 0) * 1e-6}
+                    )
+            if len(groups) != len(shapes) + 1:
+                raise RuntimeError(f"the profiler's trace holds {len(groups) - 1} shapes' kernels, not {len(shapes)}")
+            out += [
+                {"dtype": dtype, "m": m, "n": n, "k": k, "kernels": g}
+                for (m, n, k), g in zip(shapes, groups[:-1], strict=True)
+            ]
     finally:
         _set_tf32(torch, old)
-    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0))
-    groups: list[list[dict[str, Any]]] = []
-    for e in kernels:
-        if "spin_kernel" in str(e.get("name")):
-            groups.append([])
-        elif groups:
-            a = e.get("args") or {}
-            groups[-1].append({"name": e.get("name"), "grid": a.get("grid"), "duration_s": (e.get("dur") or 0) * 1e-6})
-    if len(groups) != len(shapes) + 1:
-        raise RuntimeError(f"the profiler's trace holds {len(groups) - 1} shapes' kernels, not {len(shapes)}")
-    return [{"m": m, "n": n, "k": k, "kernels": g} for (m, n, k), g in zip(shapes, groups[:-1], strict=True)]
+    return out

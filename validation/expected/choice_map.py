@@ -1,5 +1,5 @@
 """Writes the registry's GEMM choice map and per-tile figures into hardware/h100.yaml, from the
-committed sweep validation/expected/h100/kernels/choice1/choice-sweep.json.gz, with the code the
+committed sweep validation/expected/h100/kernels/choice2/choice-sweep.json.gz, with the code the
 probe uses for a calibration (roofcalc/probe/report.py choice_figures), so the registry's map is
 what `roofcalc probe` would save on that card and libraries.
 
@@ -23,12 +23,12 @@ from pathlib import Path
 from roofcalc.probe.report import choice_figures
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice1" / "choice-sweep.json.gz"
-CARDS = (("h100", "bench-choice1", None), ("h200", "bench-choice1-h100", "transferred"))
+SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice2" / "choice-sweep.json.gz"
+CARDS = (("h100", "bench-choice2", None), ("h200", "bench-choice2-h100", "transferred"))
 SOURCE_TITLE = (
     "validation/bench/choice_sweep.py (the probe's GEMM choice sweep, roofcalc/probe/torch_ops.py gemm_choices) "
-    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 17:19 UTC: "
-    "validation/expected/h100/kernels/choice1/ (log beside it)"
+    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 17:42 UTC: "
+    "validation/expected/h100/kernels/choice2/ (log beside it)"
 )
 BEGIN = "  # BEGIN choice map: written by validation/expected/choice_map.py; do not edit by hand"
 END = "  # END choice map"
@@ -55,7 +55,7 @@ def block(source: str, kind: str | None) -> str:
     cmap = figs["gemm_choice_map"]
     cmap["source"] = source
     cmap["note"] = (
-        f"validation/expected/h100/kernels/choice1/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
+        f"validation/expected/h100/kernels/choice2/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
     )
     if kind:
         cmap["kind"] = kind
@@ -66,16 +66,16 @@ def block(source: str, kind: str | None) -> str:
     lines.append("  gemm_choice_map:")
     for k, v in head.items():
         lines.append(f"    {k}: {_flow(v)}")
-    lines.append("    value:")
+    lines.append("    value: |")
     for e in entries:
-        lines.append(f"      - {e}")
+        lines.append(f"      {e}")
     for name in ("gemm_choice_floor_s", "gemm_choice_flops_per_sm"):
         lines.append(f"  {name}:")
         for key, fig in figs.get(name, {}).items():
             fig = dict(
                 fig,
                 source=source,
-                fit_set=f"validation/expected/h100/kernels/choice1/choice-sweep.json.gz: the shapes that ran {key}",
+                fit_set=f"validation/expected/h100/kernels/choice2/choice-sweep.json.gz: the shapes that ran {key}",
             )
             fig["value"] = float(f"{fig['value']:.4g}")
             if kind:  # an H100's fit, taken over: the same SMs at the same clocks
@@ -100,8 +100,9 @@ def main() -> int:
         text = path.read_text()
         new_text = text
         line = f"  {source}: {{title: {json.dumps(SOURCE_TITLE)}}}\n"
-        if f"  {source}: " not in new_text:
-            new_text = new_text.replace("sources:\n", "sources:\n" + line, 1)
+        # the map's source, written afresh (an earlier sweep's line goes)
+        kept = [x for x in new_text.splitlines(keepends=True) if not x.startswith("  bench-choice")]
+        new_text = "".join(kept).replace("sources:\n", "sources:\n" + line, 1)
         new_block = block(source, kind)
         if BEGIN in new_text:
             a = new_text.index(BEGIN)

@@ -1,5 +1,5 @@
 """How far two H100 machines' GEMM choice maps agree: the registry's (validation/expected/h100/
-kernels/choice1, through hardware/h100.yaml) against the one the full probe saved on another
+kernels/choice2, through hardware/h100.yaml; the shapes of the first sweep, kernels/choice1, are in it) against the one the full probe saved on another
 machine (validation/probe/h100-choice/calibration.yaml), shape by shape: the same family and tile,
 the same k-slices, and the first kernel's time.
 
@@ -21,8 +21,8 @@ def main() -> None:
     reg = load_hardware("h100").expected.gemm_choice_map
     cal = load_hardware_file(HERE / "h100-choice" / "calibration.yaml").expected.gemm_choice_map
     assert reg is not None and cal is not None
-    a = {(c.m, c.n, c.k): c for c in ChoiceMap.from_entries(reg.value).entries}
-    b = {(c.m, c.n, c.k): c for c in ChoiceMap.from_entries(cal.value).entries}
+    a = {(c.dtype, c.m, c.n, c.k): c for c in ChoiceMap.from_entries(reg.value).entries}
+    b = {(c.dtype, c.m, c.n, c.k): c for c in ChoiceMap.from_entries(cal.value).entries}
     both = sorted(set(a) & set(b))
     same_kernel = sum(a[s].family == b[s].family and a[s].tile == b[s].tile for s in both)
     same_split = sum(a[s].family == b[s].family and a[s].tile == b[s].tile and a[s].splits == b[s].splits for s in both)
