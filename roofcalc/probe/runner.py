@@ -422,7 +422,7 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         out["writeback"] = torch_ops.dirty_writeback(torch, 7)
     except Exception as e:
         skipped.append(f"L2 dirty write-back: {_one_line(e)}")
-    progress.phase("PyTorch: cuBLAS's kernel choices for FP32 products of few columns")
+    progress.phase("PyTorch: cuBLAS's kernel choices for FP32 and TF32 products with a small side")
     try:
         out["gemm_choices"] = torch_ops.gemm_choices(torch)
     except Exception as e:

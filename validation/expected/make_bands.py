@@ -29,7 +29,11 @@ FEW = 20  # below this many cases the band is min..max, not percentiles
 FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
-    "h100/ops-tall-rand2.json",
+    "h100/ops-wide60.json",
+    "h100/ops-wide61.json",
+    "h100/ops-wide62.json",
+    "h100/ops-wide63.json",
+    "h100/ops-small-rand2.json",
 )
 
 
