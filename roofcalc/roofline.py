@@ -468,10 +468,16 @@ def _figures_by_kind(hw: Hardware, impl: tuple[Any, str] | None = None) -> dict[
     """The expected-time model's figures on this card, grouped by what they are (issue: a result
     says which of its figures are fitted or transferred, not only measured), and those the named
     implementation's step reads (``impl``: its name and the op), as ``impls/NAME.yaml:figure``."""
-    out: dict[str, list[str]] = {}
-    for path, fig in hw.figures():
-        if path.startswith("expected."):
-            out.setdefault(fig.kind, []).append(path.removeprefix("expected."))
+    from .hardware import derived
+
+    memo = derived(hw)
+    if ("figures_by_kind",) not in memo:  # the same for every op on this card: walked once
+        base: dict[str, list[str]] = {}
+        for path, fig in hw.figures():
+            if path.startswith("expected."):
+                base.setdefault(fig.kind, []).append(path.removeprefix("expected."))
+        memo[("figures_by_kind",)] = base
+    out = {kind: list(paths) for kind, paths in memo[("figures_by_kind",)].items()}
     if impl is not None and isinstance(impl[0], str):
         from .impl.named import figures_read, load_named
 

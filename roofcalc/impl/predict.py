@@ -137,6 +137,15 @@ def _eval_dims(dims: Any, env: dict[str, int], cache: dict[str, Any]) -> Any:
     return dims
 
 
+def _frozen(x: Any) -> Any:
+    """A hashable copy of a kernel's shapes, types or values (lists and dicts as tuples)."""
+    if isinstance(x, list | tuple):
+        return tuple(_frozen(v) for v in x)
+    if isinstance(x, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in x.items()))
+    return x
+
+
 def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str = "") -> tuple[list[float], int]:
     """Each kernel's time (seconds) at ``env``, and how many followed their op's bound. A shape
     formula that fails at ``env`` is an InputError naming the file (``label``) and the kernel."""
@@ -159,18 +168,22 @@ def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str =
     count = Counter(k.call for k in impl.kernels)  # kernels per op call (linear: files hold up to 50,000)
     out: list[float] = []
     scaled = 0
+    # the same op with the same shape formulas recurs in every layer: its work is computed once
+    same: dict[Any, tuple[float, float, float, float] | None] = {}
     for i, k in enumerate(impl.kernels):
         if k.call not in work:
             work[k.call] = None
             if k.dims is not None:
-                try:
-                    dims_old, dims_new = _eval_dims(k.dims, traced, cache), _eval_dims(k.dims, env, cache)
-                except ValueError as e:
-                    raise InputError(f"{label or impl.name}: kernels.{i}.dims: {e}") from None
-                old = _work_s(k, dims_old, hw)
-                new = _work_s(k, dims_new, hw)
-                if old is not None and new is not None and old[0] > 0:
-                    work[k.call] = (*old, *new)
+                key = (k.op, _frozen(k.dims), _frozen(k.types), _frozen(k.concrete), k.name)
+                if key not in same:
+                    try:
+                        dims_old, dims_new = _eval_dims(k.dims, traced, cache), _eval_dims(k.dims, env, cache)
+                    except ValueError as e:
+                        raise InputError(f"{label or impl.name}: kernels.{i}.dims: {e}") from None
+                    old = _work_s(k, dims_old, hw)
+                    new = _work_s(k, dims_new, hw)
+                    same[key] = (*old, *new) if old is not None and new is not None and old[0] > 0 else None
+                work[k.call] = same[key]
         if impl.graph is not None and k.comm_bytes is not None and k.kind == "communication":
             t = _graph_collective(k, hw, impl.gpus, traced, env, cache)
             if t is not None:
