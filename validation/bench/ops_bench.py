@@ -580,7 +580,7 @@ def flash_dev_cases() -> list[dict[str, Any]]:
     return cs
 
 
-def small_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
+def small_side_random_cases(seed: int, n: int = 80, dtypes: tuple[str, ...] = ("fp32", "tf32")) -> list[dict[str, Any]]:
     """fp32 and tf32 GEMMs with one side of 2-16 (few rows or few columns, either at random), the
     other side and the depth log-uniform in 1-16384, half of them odd: the domain of the widened
     GEMM choice map (roofcalc/expected/choice.py). Seed 1 is development data; seed 2 a hold-out."""
@@ -599,7 +599,7 @@ def small_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     while len(cs) < n:
         small, other, k = size(2, 16), size(1, 16384), size(1, 16384)
         m, nn = (small, other) if rng.random() < 0.5 else (other, small)
-        dt = rng.choice(("fp32", "tf32"))
+        dt = rng.choice(dtypes)
         if (m, nn, k, dt) not in seen:
             seen.add((m, nn, k, dt))
             cs.append(gemm_case(m, nn, k, dt))
@@ -607,7 +607,9 @@ def small_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
 
 
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases,
-         "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2), "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
+         "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
+         "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
+         "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")), "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
          "skinny": skinny_cases, "tall": tall_cases,
          "tall-rand1": lambda: tall_random_cases(1), "tall-rand2": lambda: tall_random_cases(2)}
 
