@@ -42,7 +42,7 @@ def main() -> int:
     dev = torch.device("cuda")
     t0 = time.time()
     choice = _choice_module()
-    records = gemm_choices(torch, choice.grid_shapes())
+    records = gemm_choices(torch, {dt: choice.grid_shapes(dt) for dt in choice.DTYPES})
     counts: dict[str, int] = {}
     for r in records:
         fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
