@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_serializer, field_validator, model_validator
 
 from .dtypes import DTYPES
 from .errors import DomainError, InputError, RoofcalcError, SpecError, suggest
@@ -149,13 +149,18 @@ class ChoiceMapFigure(_Strict):
     """cuBLAS's measured kernel choices over a grid of GEMM shapes (roofcalc/expected/choice.py
     says what an entry holds): the probe's sweep on one card, on the libraries it names."""
 
-    value: list[str] = Field(min_length=1, max_length=20000)
+    value: list[str] = Field(min_length=1, max_length=60000)
     source: str
     kind: Literal["measured", "transferred"]
     note: str | None = None
     # the libraries the choices were measured on (torch's version and its CUDA): another
     # version may choose otherwise
     libraries: dict[str, str] = {}
+
+    @field_serializer("value")
+    def _as_block(self, v: list[str]) -> str:
+        """Written as one block of text, one entry a line (one YAML scalar, quick to read back)."""
+        return "\n".join(v) + "\n"
 
     @field_validator("value", mode="before")
     @classmethod
@@ -167,13 +172,9 @@ class ChoiceMapFigure(_Strict):
     @field_validator("value")
     @classmethod
     def _entries(cls, v: list[str]) -> list[str]:
-        from .expected.choice import parse_entry
+        from .expected.choice import check_entries
 
-        for i, text in enumerate(v):
-            try:
-                parse_entry(text)
-            except ValueError as e:
-                raise ValueError(f"entry {i}: {e}") from None
+        check_entries(v)
         return v
 
 
@@ -528,7 +529,7 @@ class Expected(_Strict):
         """A first-version calibration's keys name no dtype (simt_64x64): its sweep timed fp32 only."""
         if isinstance(v, dict):
             return {
-                k if not isinstance(k, str) or k.startswith(("fp32_", "tf32_")) else f"fp32_{k}": f
+                k if not isinstance(k, str) or k.startswith(("fp32_", "tf32_", "bf16_", "fp16_")) else f"fp32_{k}": f
                 for k, f in v.items()
             }
         return v
@@ -539,7 +540,9 @@ class Expected(_Strict):
         import re
 
         for key in v:
-            if not re.fullmatch(r"(fp32|tf32)_(simt|xmma|tensorop)_[1-9][0-9]{0,3}x[1-9][0-9]{0,3}", key):
+            if not re.fullmatch(
+                r"(fp32|tf32|bf16|fp16)_(simt|xmma|tensorop|nvjet)_[1-9][0-9]{0,3}x[1-9][0-9]{0,3}", key
+            ):
                 raise ValueError(
                     f"{_clip(key)!r} is not a dtype, kernel family and tile such as fp32_simt_32x128 or tf32_xmma_64x32"
                 )

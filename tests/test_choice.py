@@ -51,6 +51,9 @@ def test_classify_reads_the_tile_and_its_orientation_off_the_grid() -> None:
     assert classify([{"name": XMMA, "grid": [4, 1, 1]}], 250, 2) == ("xmma", (64, 32), 1)
     assert classify([{"name": "void gemmSN_NN_kernel<float>", "grid": [1, 1, 1]}], 5, 2)[0] == "sn"
     assert classify([], 5, 2) == ("other", None, 1)
+    # Hopper's nvjet kernels name their tile after the architecture (kernels/choice3)
+    nvjet = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT"
+    assert classify([{"name": nvjet, "grid": [2, 1, 1]}], 100, 8) == ("nvjet", (64, 8), 1)
     # a tile of 0 in a name (nothing cuBLAS ships) is no tile, never a division by zero
     assert classify([{"name": "simt_sgemm_0x32_", "grid": [1, 1, 1]}], 5, 2)[0] == "other"
 
@@ -84,9 +87,10 @@ def test_the_registry_map_is_the_committed_sweep() -> None:
         cwd=ROOT,
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    sweep = json.loads(gzip.decompress((KERNELS / "choice2" / "choice-sweep.json.gz").read_bytes()))
+    sweep = json.loads(gzip.decompress((KERNELS / "choice3" / "choice-sweep.json.gz").read_bytes()))
     cmap = load_hardware("h100").expected.gemm_choice_map
-    assert cmap is not None and len(cmap.value) == len(sweep["cases"]) == 2 * 3861
+    # fp32 with TF32 off and on on 3,861 shapes each, bf16 and fp16 on 7,344 (odd sizes added)
+    assert cmap is not None and len(cmap.value) == len(sweep["cases"]) == 2 * 3861 + 2 * 7344
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"
@@ -119,7 +123,7 @@ def test_nearest_stays_inside_the_map() -> None:
         "fp32 100x2x64 simt 32x128 0 3.0",
         "fp32 100x2x64 simt 32x128 4 -1",
         "fp32 100x2x64 simt 32x128 4 nan",
-        "bf16 100x2x64 simt 32x128 4 3.0",
+        "int8 100x2x64 simt 32x128 4 3.0",
     ],
 )
 def test_a_malformed_entry_is_refused_in_one_line(entry: str, tmp_path: Path) -> None:
@@ -159,13 +163,13 @@ def test_the_probe_calibrates_the_map_and_a_quick_calibration_borrows_it() -> No
     raw["torch"]["gemm_choices"] = sweep["cases"][:200]
     doc = calibrated_hardware(load_hardware("h100"), raw, meta)
     e = doc["expected"]
-    assert len(e["gemm_choice_map"]["value"]) == 200 and e["gemm_choice_map"]["source"] == "probe"
+    assert len(e["gemm_choice_map"]["value"].splitlines()) == 200 and e["gemm_choice_map"]["source"] == "probe"
     assert e["gemm_choice_flops_per_sm"]["fp32_simt_64x64"]["kind"] == "fitted"
     # without a sweep the calibration keeps the registry's map and figures, citing their source
     raw["torch"].pop("gemm_choices")
     doc = calibrated_hardware(load_hardware("h100"), raw, meta)
-    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice2"
-    assert doc["expected"]["gemm_choice_flops_per_sm"]["fp32_simt_32x128"]["source"] == "bench-choice2"
+    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice3"
+    assert doc["expected"]["gemm_choice_flops_per_sm"]["fp32_simt_32x128"]["source"] == "bench-choice3"
 
 
 @pytest.mark.parametrize(
@@ -192,3 +196,63 @@ def test_tf32_products_of_a_small_side_read_their_measured_kernel(label: str) ->
     r = analyze("gemm", load_hardware("h100"), m=m, n=n, k=k, dtype="tf32")
     assert r.expected_s is not None and "choice map" in r.expected_kernels[0].reason
     assert 0.8 <= _measured("ops-small-rand1.json", label) / r.expected_s <= 1.25
+
+
+@pytest.mark.parametrize("label", ["gemm-bf16-6258x7x3080", "gemm-bf16-2x3329x1631", "gemm-fp16-15x2579x1480"])
+def test_16_bit_products_of_a_small_side_read_their_measured_kernel(label: str) -> None:
+    """bf16 and fp16 products with a small side take the kernel measured at the nearest shape of
+    their alignment class (kernels/choice3); the committed times (ops-small16-rand1, development
+    data) within [0.8, 1.25] of the expected time."""
+    m, n, k = (int(x) for x in label.split("-")[-1].split("x"))
+    dtype = label.split("-")[1]
+    r = analyze("gemm", load_hardware("h100"), m=m, n=n, k=k, dtype=dtype)
+    assert r.expected_s is not None and "choice map" in r.expected_kernels[0].reason
+    assert 0.8 <= _measured("ops-small16-rand1.json", label) / r.expected_s <= 1.25
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "fp32 1x1x1 sn - 1 0.1",
+        "bf16 9999999999x2x3 nvjet 9999x8 99999 9999999.99",
+        "tf32 10x2x3 tensorop 1x1 1 1",
+        "fp16 10x2x3 other - 7 0.001",
+    ],
+)
+def test_the_one_pass_check_accepts_only_what_parses(entry: str) -> None:
+    """check_entries' regular expression (one pass over a whole map) against parse_entry, at the
+    limits both state: what the pass accepts parses; what it refuses is parsed line by line."""
+    from roofcalc.expected.choice import _BLOCK, check_entries
+
+    assert _BLOCK.fullmatch(entry + "\n")
+    parse_entry(entry)
+    check_entries([entry])
+    for bad in (entry.replace(" ", "  ", 1), entry + "0" * 12):
+        try:
+            parse_entry(bad)
+        except ValueError:
+            with pytest.raises(ValueError, match="entry 0"):
+                check_entries([bad])
+
+
+def test_the_grid_lookup_is_the_nearest_entry() -> None:
+    """ChoiceMap.nearest (the bracketing grid points, or a scan where the grid has holes) against
+    a plain scan of every entry of the class, on 300 seeded random shapes of every dtype."""
+    import random
+
+    from roofcalc.expected.choice import aligned16
+
+    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.value)
+    rng = random.Random(7)
+
+    def d2(c, m: int, n: int, k: int) -> float:  # type: ignore[no-untyped-def]
+        return math.log(c.m / m) ** 2 + math.log(c.n / n) ** 2 + math.log(c.k / k) ** 2
+
+    for _ in range(300):
+        dtype = rng.choice(("fp32", "tf32", "bf16", "fp16"))
+        small, other, k = rng.randint(2, 16), int(2 ** rng.uniform(1, 14)), int(2 ** rng.uniform(1, 14))
+        m, n = (small, other) if rng.random() < 0.5 else (other, small)
+        got = cmap.nearest(dtype, m, n, k)
+        entries = cmap.classes[(dtype, aligned16(dtype, n, k))]
+        best = min(entries, key=lambda c: d2(c, m, n, k))
+        assert got is not None and d2(got, m, n, k) == pytest.approx(d2(best, m, n, k), abs=1e-12)

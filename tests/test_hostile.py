@@ -715,8 +715,10 @@ def test_read_text_refuses_special_files(tmp_path: Path) -> None:
         os.mkfifo(tmp_path / "fifo")
         cases.append((str(tmp_path / "fifo"), "not a regular file (a FIFO)"))
     big = tmp_path / "big.yaml"
-    big.write_bytes(b"#" * 1_000_001)
-    cases.append((str(big), "over the 1000000-byte limit"))
+    from roofcalc.specfile import MAX_SPEC_BYTES
+
+    big.write_bytes(b"#" * (MAX_SPEC_BYTES + 1))
+    cases.append((str(big), f"over the {MAX_SPEC_BYTES}-byte limit"))
     for path, message in cases:
         t0 = time.perf_counter()
         with pytest.raises(SpecError) as ei:

@@ -142,8 +142,19 @@ def _choice_map(hw: Hardware) -> ChoiceMap | None:
         return None
     memo = derived(hw)
     if ("choice_map",) not in memo:
-        memo[("choice_map",)] = ChoiceMap.from_entries(cmap.value)
+        # a calibration that borrows its part's map, and a card with other host figures, hold the
+        # same entries: one parsed map serves them all
+        texts = tuple(cmap.value)
+        found = _MAPS.get(texts)
+        if found is None:
+            if len(_MAPS) >= 8:
+                _MAPS.clear()
+            found = _MAPS[texts] = ChoiceMap.from_entries(texts)
+        memo[("choice_map",)] = found
     return memo[("choice_map",)]  # type: ignore[no-any-return]
+
+
+_MAPS: dict[tuple[str, ...], ChoiceMap] = {}  # parsed choice maps by their entries
 
 
 def _card(hw: Hardware) -> Card:

@@ -31,40 +31,56 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 # The families a GEMM's first kernel is sorted into, by its name: cutlass_80_simt_sgemm_AxB
-# (simt), sm80/sm90 xmma_gemm_..._tilesizeAxB (xmma) and cutlass tensorop_..._AxB (tensorop) carry
-# their tile; gemmSN (sn), the gemv and dot kernels (gemv), the Hopper nvjet kernels (nvjet) and
-# anything else (other) do not.
-FAMILIES = ("simt", "xmma", "tensorop", "sn", "gemv", "nvjet", "other")
-TILED = ("simt", "xmma", "tensorop")
+# (simt), sm80/sm90 xmma_gemm_..._tilesizeAxB (xmma), cutlass tensorop_..._AxB (tensorop) and the
+# Hopper nvjet_..._AxB kernels (nvjet) carry their tile; gemmSN (sn), the gemv and dot kernels
+# (gemv) and anything else (other) do not.
+FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other")
+TILED = ("simt", "xmma", "tensorop", "nvjet")
 _TILE_PATTERNS = (
     ("simt", r"simt_sgemm_(\d+)x(\d+)_"),
     ("xmma", r"xmma_gemm.*?tilesize(\d+)x(\d+)x"),
-    ("tensorop", r"tensorop_[a-z0-9]*gemm[a-z0-9]*_(\d+)x(\d+)_"),
+    # cutlass_80_tensorop_s1688gemm_64x64_16x6, cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_64x1
+    ("tensorop", r"tensorop_.*?gemm.*?_(\d+)x(\d+)_"),
+    ("nvjet", r"nvjet_(?:sm\d+_)?[a-z]+_(\d+)x(\d+)_"),  # nvjet_sm90_tst_64x8_64x16_4x1_v_bz_NNT
 )
-DTYPES = ("fp32", "tf32")
+DTYPES = ("fp32", "tf32", "bf16", "fp16")
+ELEMENT = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 
 # The probe's sweep, per dtype: every (m, n) with one of them small (2-16, GRID_SMALL) and the
 # other small or large (24-16,000, log-spaced, not powers of two only: cuBLAS treats some sizes
-# apart), at depths of 16-16,384. 351 (m, n) pairs x 11 depths = 3,861 shapes a dtype.
+# apart), at depths of 16-16,384. 351 (m, n) pairs x 11 depths = 3,861 shapes a dtype. The 16-bit
+# dtypes' kernels depend on the leading dimensions' alignment (16 bytes, 4, or less), so their
+# grid adds odd large sides and odd depths: 459 pairs x 16 depths = 7,344 shapes a dtype.
 GRID_SMALL = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 GRID_LARGE = (24, 40, 64, 100, 160, 256, 400, 640, 1000, 1600, 2560, 4000, 6400, 10000, 16000)
 GRID_K = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+GRID_LARGE_ODD = (41, 101, 401, 1001, 4001, 10001)
+GRID_K_ODD = (33, 129, 513, 2049, 8193)
 # The map speaks for products whose smaller side, m or n, is at most this (the others are the
 # tile search's); FP32 products of 2-16 rows that gemmSN or the serial split-K kernel runs are
 # mapped apart in gemm.py, before this map is asked.
 MAP_MAX_SMALL = 16
 
 
-def grid_shapes() -> list[tuple[int, int, int]]:
+def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     """The (m, n, k) of the probe's sweep, for one dtype."""
-    sides = GRID_SMALL + GRID_LARGE
-    return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in GRID_K]
+    sides: tuple[int, ...] = GRID_SMALL + GRID_LARGE
+    depths: tuple[int, ...] = GRID_K
+    if ELEMENT[dtype] == 2:
+        sides, depths = sides + GRID_LARGE_ODD, tuple(sorted(GRID_K + GRID_K_ODD))
+    return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in depths]
 
 
-def aligned16(dtype: str, n: int, k: int) -> bool:
-    """The alignment class a TF32 kernel depends on: both leading dimensions (k of A, n of B) a
-    multiple of 16 bytes (4 elements); FP32 with TF32 off runs kernels that need none."""
-    return dtype != "tf32" or (n % 4 == 0 and k % 4 == 0)
+def aligned16(dtype: str, n: int, k: int) -> int:
+    """The alignment class a kernel depends on: the largest power of two up to 16 that divides both
+    leading dimensions in bytes (k of A, n of B); FP32 with TF32 off runs kernels that need none
+    (one class, 16)."""
+    if dtype == "fp32":
+        return 16
+    size, a = ELEMENT[dtype], 16
+    while a > 1 and ((k * size) % a or (n * size) % a):
+        a //= 2
+    return a
 
 
 @dataclass(frozen=True)
@@ -101,28 +117,51 @@ def parse_entry(text: str) -> Choice:
     if dtype not in DTYPES:
         raise ValueError(f"{text!r}: unknown dtype {dtype!r}; a choice map holds {', '.join(DTYPES)}")
     dims = shape.split("x")
-    if len(dims) != 3 or not all(d.isdigit() and 0 < int(d) <= 2**31 for d in dims):
-        raise ValueError(f"{text!r}: the shape must be MxNxK of positive whole numbers")
+    if len(dims) != 3 or not all(d.isdigit() and 0 < int(d) < 10**10 for d in dims):
+        raise ValueError(f"{text!r}: the shape must be MxNxK of positive whole numbers (under 10^10)")
     if family not in FAMILIES:
         raise ValueError(f"{text!r}: unknown family {family!r}; known: {', '.join(FAMILIES)}")
     tile: tuple[int, int] | None = None
     if family in TILED:
         t = tile_text.split("x")
-        if len(t) != 2 or not all(d.isdigit() and 0 < int(d) <= 1024 for d in t):
-            raise ValueError(f"{text!r}: a {family} entry needs its tile as TMxTN (1-1024 each)")
+        if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**4 for d in t):
+            raise ValueError(f"{text!r}: a {family} entry needs its tile as TMxTN (1-9999 each)")
         tile = (int(t[0]), int(t[1]))
     elif tile_text != "-":
         raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
-    if not splits.isdigit() or not 1 <= int(splits) <= 65535:
-        raise ValueError(f"{text!r}: splits must be a whole number, 1-65535")
+    if not splits.isdigit() or not 1 <= int(splits) < 10**5:
+        raise ValueError(f"{text!r}: splits must be a whole number, 1-99999")
     try:
         us = float(us_text)
     except ValueError:
         raise ValueError(f"{text!r}: kernel_us must be a number") from None
-    if not math.isfinite(us) or us <= 0 or us > 1e7:
-        raise ValueError(f"{text!r}: kernel_us must be positive and finite")
+    if not math.isfinite(us) or us <= 0 or us >= 1e7:
+        raise ValueError(f"{text!r}: kernel_us must be positive and under 10^7")
     m, n, k = (int(d) for d in dims)
     return Choice(dtype, m, n, k, family, tile, int(splits), us * 1e-6)
+
+
+# One well-formed entry, as parse_entry accepts it (the sizes' limits included), for checking a
+# whole map in one pass: 22,410 entries in milliseconds, where parsing each takes 0.1 s.
+_N = r"[1-9][0-9]{0,9}"
+_ENTRY = (
+    rf"(?:fp32|tf32|bf16|fp16) {_N}x{_N}x{_N} "
+    r"(?:(?:simt|xmma|tensorop|nvjet) [1-9][0-9]{0,3}x[1-9][0-9]{0,3}|(?:sn|gemv|other) -) "
+    r"[1-9][0-9]{0,4} (?:[1-9][0-9]{0,6}(?:\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)"
+)
+_BLOCK = re.compile(rf"(?:{_ENTRY}\n)*")
+
+
+def check_entries(texts: list[str]) -> None:
+    """ValueError naming the first malformed entry (as parse_entry words it), else None. Entries
+    in the form the probe writes pass in one regular-expression pass; others are parsed one by one."""
+    if all("\n" not in t for t in texts) and _BLOCK.fullmatch("".join(t.strip() + "\n" for t in texts)):
+        return
+    for i, text in enumerate(texts):
+        try:
+            parse_entry(text)
+        except ValueError as e:
+            raise ValueError(f"entry {i}: {e}") from None
 
 
 def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tuple[int, int] | None, int]:
@@ -150,9 +189,7 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
         return "sn", None, z
     if "gemv" in name or "dot_kernel" in name:
         return "gemv", None, z
-    if "nvjet" in name:
-        return "nvjet", None, z
-    return "other", None, z
+    return "other", None, z  # a tiled family whose tile the name does not give counts here too
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,15 +216,15 @@ class ChoiceMap:
         return _nearest(self, dtype, m, n, k)
 
     @cached_property
-    def classes(self) -> dict[tuple[str, bool], tuple[Choice, ...]]:
+    def classes(self) -> dict[tuple[str, int], tuple[Choice, ...]]:
         """The entries by dtype and alignment class: a shape is compared only with its own."""
-        out: dict[tuple[str, bool], list[Choice]] = {}
+        out: dict[tuple[str, int], list[Choice]] = {}
         for c in self.entries:
             out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
         return {key: tuple(v) for key, v in out.items()}
 
     @cached_property
-    def grids(self) -> dict[tuple[str, bool], _Grid]:
+    def grids(self) -> dict[tuple[str, int], _Grid]:
         """Each class's entries as a grid: its measured rows, columns and depths, and the entry at
         each (m, n, k) (of two at one shape, the last)."""
         out = {}
@@ -199,6 +236,14 @@ class ChoiceMap:
                 {(c.m, c.n, c.k): c for c in entries},
             )
         return out
+
+    @cached_property
+    def logs(self) -> dict[tuple[str, int], tuple[tuple[float, float, float], ...]]:
+        """Each class's entries' log m, log n and log k, in the order of ``classes``."""
+        return {
+            key: tuple((math.log(c.m), math.log(c.n), math.log(c.k)) for c in entries)
+            for key, entries in self.classes.items()
+        }
 
     @cached_property
     def domain(self) -> tuple[int, int]:
@@ -244,7 +289,11 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     near = [g.at.get((a, b, c)) for a in _bracket(g.ms, m) for b in _bracket(g.ns, n) for c in _bracket(g.ks, k)]
     if all(x is not None for x in near):
         return min((x for x in near if x is not None), key=dist)
-    return min(entries, key=dist)
+    logs = cmap.logs[key]
+    best = min(
+        range(len(entries)), key=lambda i: (logs[i][0] - lm) ** 2 + (logs[i][1] - ln) ** 2 + (logs[i][2] - lk) ** 2
+    )
+    return entries[best]
 
 
 def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: int) -> float:

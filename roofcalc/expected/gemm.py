@@ -14,6 +14,7 @@ from typing import Literal
 from ..dtypes import ELEMENT_BYTES
 from ..hardware import Hardware
 from .card import Card, card, tensor_rate
+from .choice import DTYPES as CHOICE_DTYPES
 from .choice import Choice, tile_work
 from .records import Kernel, KernelEstimate
 from .stream import _prior_read, _prior_time
@@ -313,7 +314,9 @@ def _measured_choice(c: Card, k: Kernel) -> tuple[Choice, float, float] | None:
     return (near, floor, rate) if floor and rate else None
 
 
-def _gemm_measured_choice(c: Card, k: Kernel, choice: tuple[Choice, float, float]) -> list[KernelEstimate]:
+def _gemm_measured_choice(
+    c: Card, k: Kernel, choice: tuple[Choice, float, float], dtype_bytes: float
+) -> list[KernelEstimate]:
     """The kernel cuBLAS ran at the nearest measured shape, on this shape: its tile (rows of m by
     columns of n, padded where the tile overhangs the product), k cut into slices of the depth it
     cut there, the blocks dealt over the SMs; the busiest SM's padded work at the tile's measured
@@ -325,12 +328,13 @@ def _gemm_measured_choice(c: Card, k: Kernel, choice: tuple[Choice, float, float
     splits = max(1, min(k.k, round(k.k / per_slice)))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
-    io = (k.m * k.k + k.k * k.n) * 4 + k.m * k.n * 4 * splits
+    out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials
+    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits
     t_mem = io / c.dram_bw
     tm, tn = near.tile
     blocks = math.ceil(k.m / tm) * math.ceil(k.n / tn) * splits
-    kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op"}.get(near.family, near.family)
-    what = "FP32" if k.dtype == "fp32" else "TF32"
+    kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}.get(near.family, near.family)
+    what = k.dtype.upper()
     why = (
         f"cuBLAS's {what} {kind} kernel on {tm}x{tn} tiles, as the choice map measured it for "
         f"{near.m}x{near.n}x{near.k} (the nearest shape): {blocks:,} blocks"
@@ -358,7 +362,7 @@ def _gemm_measured_choice(c: Card, k: Kernel, choice: tuple[Choice, float, float
             KernelEstimate(
                 name=f"{k.name} split-K reduce",
                 model="stream",
-                seconds=(part + k.m * k.n * 4) / c.dram_bw,
+                seconds=(part + k.m * k.n * (4 if k.dtype in ("fp32", "tf32") else dtype_bytes)) / c.dram_bw,
                 grid=math.ceil(k.m * k.n / 512),
                 blocks_per_sm=None,
                 waves=0.0,
@@ -425,10 +429,10 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     serial = _serial_split_variant(k.m, k.n, k.k) if plain else None
     if serial is not None and (est := _gemm_serial_split(c, k, serial)) is not None:
         return [est]
-    mappable = k.dtype in ("fp32", "tf32") and k.batch == 1 and not k.linear and not k.transposed
+    mappable = k.dtype in CHOICE_DTYPES and k.batch == 1 and not k.linear and not k.transposed
     measured = _measured_choice(c, k) if mappable else None
     if measured is not None:
-        return _gemm_measured_choice(c, k, measured)
+        return _gemm_measured_choice(c, k, measured, float(dtype_bytes))
     p = _gemm_plan(hw, c, k, dtype_bytes, aligned, word, sustained)
     tile_menu: tuple[tuple[int, int], ...] = GEMM_TILES[p.path]
     if p.narrow:

@@ -1004,15 +1004,15 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
     except (KeyError, TypeError, ValueError, IndexError) as e:
         notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
         return {}
-    if not choices or len(choices) > 20000:  # none, or more than a map file holds
+    if not choices or len(choices) > 60000:  # none, or more than a map file holds
         return {}
     libs = {k: str(v) for k, v in torch_raw.items() if k in ("torch", "cuda") and v and v != "None"}
     out: dict[str, Any] = {
         "gemm_choice_map": {
-            "value": [c.entry() for c in choices],
+            "value": "".join(c.entry() + "\n" for c in choices),  # one block of text: quick to read back
             "source": "probe",
             "kind": "measured",
-            "note": f"torch.matmul of row-major FP32 operands, TF32 off and on, {len(choices)} shapes: the "
+            "note": f"torch.matmul of row-major operands (fp32 with TF32 off and on, bf16, fp16), {len(choices)} shapes: the "
             "family and tile of each one's first kernel, its z extent and profiled duration (roofcalc/expected/choice.py)",
             **({"libraries": libs} if libs else {}),
         }

@@ -815,12 +815,12 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     return out
 
 
-def gemm_choices(torch: Any, shapes: list[tuple[int, int, int]] | None = None) -> list[dict[str, Any]]:
-    """Which kernels cuBLAS runs for FP32 products with TF32 off and on, of few rows or few
-    columns, over a grid of shapes (roofcalc/expected/choice.py grid_shapes): each shape's
-    torch.matmul once to warm cuBLAS's heuristic, then every shape once under the profiler, a sleep
-    kernel between shapes to tell their kernels apart. Each record: dtype, m, n, k and the kernels
-    (name, grid, profiled duration) in launch order."""
+def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | None = None) -> list[dict[str, Any]]:
+    """Which kernels cuBLAS runs for products with a small side (few rows or few columns): FP32 with
+    TF32 off and on, bf16 and fp16, over a grid of shapes per dtype (roofcalc/expected/choice.py
+    grid_shapes): each shape's torch.matmul once to warm cuBLAS's heuristic, then every shape once
+    under the profiler, a sleep kernel between shapes to tell their kernels apart. Each record:
+    dtype, m, n, k and the kernels (name, grid, profiled duration) in launch order."""
     import json
     import os
     import tempfile
@@ -828,25 +828,28 @@ def gemm_choices(torch: Any, shapes: list[tuple[int, int, int]] | None = None) -
     from torch.profiler import ProfilerActivity, profile  # type: ignore[import-not-found]
 
     if shapes is None:
-        from ..expected.choice import grid_shapes
+        from ..expected.choice import DTYPES, grid_shapes
 
-        shapes = grid_shapes()
+        shapes = {dt: grid_shapes(dt) for dt in DTYPES}
+    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
     old = torch.backends.cuda.matmul.allow_tf32
     out: list[dict[str, Any]] = []
     try:
-        a_buf = torch.randn(max(m * k for m, _, k in shapes), device="cuda", dtype=torch.float32)
-        b_buf = torch.randn(max(k * n for _, n, k in shapes), device="cuda", dtype=torch.float32)
+        for dtype, grid in shapes.items():
+            if not grid:
+                continue
+            a_buf = torch.randn(max(m * k for m, _, k in grid), device="cuda", dtype=torch_dtype[dtype])
+            b_buf = torch.randn(max(k * n for _, n, k in grid), device="cuda", dtype=torch_dtype[dtype])
 
-        def call(m: int, n: int, k: int) -> Any:
-            return torch.matmul(a_buf[: m * k].view(m, k), b_buf[: k * n].view(k, n))
+            def call(m: int, n: int, k: int, a_buf: Any = a_buf, b_buf: Any = b_buf) -> Any:
+                return torch.matmul(a_buf[: m * k].view(m, k), b_buf[: k * n].view(k, n))
 
-        for dtype in ("fp32", "tf32"):
             _set_tf32(torch, dtype == "tf32")
-            for m, n, k in shapes:  # cuBLAS picks (and caches) its kernel on the first call
+            for m, n, k in grid:  # cuBLAS picks (and caches) its kernel on the first call
                 call(m, n, k)
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for m, n, k in shapes:
+                for m, n, k in grid:
                     torch.cuda._sleep(1000)
                     call(m, n, k)
                 torch.cuda._sleep(1000)
@@ -869,12 +872,13 @@ def gemm_choices(torch: Any, shapes: list[tuple[int, int, int]] | None = None) -
                     groups[-1].append(
                         {"name": e.get("name"), "grid": a.get("grid"), "duration_s": (e.get("dur") or 0) * 1e-6}
                     )
-            if len(groups) != len(shapes) + 1:
-                raise RuntimeError(f"the profiler's trace holds {len(groups) - 1} shapes' kernels, not {len(shapes)}")
+            if len(groups) != len(grid) + 1:
+                raise RuntimeError(f"the profiler's trace holds {len(groups) - 1} shapes' kernels, not {len(grid)}")
             out += [
                 {"dtype": dtype, "m": m, "n": n, "k": k, "kernels": g}
-                for (m, n, k), g in zip(shapes, groups[:-1], strict=True)
+                for (m, n, k), g in zip(grid, groups[:-1], strict=True)
             ]
+            del a_buf, b_buf
     finally:
         _set_tf32(torch, old)
     return out
