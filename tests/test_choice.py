@@ -256,3 +256,27 @@ def test_the_grid_lookup_is_the_nearest_entry() -> None:
         entries = cmap.classes[(dtype, aligned16(dtype, n, k))]
         best = min(entries, key=lambda c: d2(c, m, n, k))
         assert got is not None and d2(got, m, n, k) == pytest.approx(d2(best, m, n, k), abs=1e-12)
+
+
+def test_the_probe_report_with_its_choice_sweep(tmp_path: Path) -> None:
+    """A full probe's saved report (validation/probe/h100-choice3, with the sweep of all four
+    dtypes): `roofcalc probe --report` renders it (the map as a count of shapes) and saves a
+    calibration whose map is the registry's, shape for shape (the same libraries on another H100)."""
+    from click.testing import CliRunner
+
+    from roofcalc.cli import cli
+
+    src = tmp_path / "probe.json"
+    src.write_bytes(gzip.decompress((ROOT / "validation" / "probe" / "h100-choice3" / "probe.json.gz").read_bytes()))
+    out = tmp_path / "cal.yaml"
+    res = CliRunner().invoke(cli, ["probe", "--report", str(src), "--save-calibration", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "gemm_choice_map" in res.output and "22410 shapes" in res.output.replace("\n", " ")
+    text = out.read_text()
+    assert "gemm_choice_map:" in text and "value: |" in text  # one block of text, one entry a line
+    cal = load_hardware_file(out).expected.gemm_choice_map
+    reg = load_hardware("h100").expected.gemm_choice_map
+    assert cal is not None and reg is not None
+    key = lambda e: (e.dtype, e.m, e.n, e.k, e.family, e.tile)  # noqa: E731
+    mine = {key(parse_entry(t)) for t in cal.value}
+    assert mine == {key(parse_entry(t)) for t in reg.value}

@@ -406,6 +406,10 @@ def _expected(c: Console, r: ProbeReport) -> None:
 
     def show(name: str, fig: dict[str, Any], key: str | None = None) -> None:
         """One figure; ``key``: its key in a table of figures (per dtype, per path) named ``name``."""
+        if isinstance(fig["value"], (str, list)):  # the GEMM choice map: its entries, counted
+            entries = fig["value"].splitlines() if isinstance(fig["value"], str) else fig["value"]
+            t.add_row(escape(name), f"{len(entries):,} shapes", escape(str(fig.get("note", ""))[:110]))
+            return
         v = float(fig["value"])
         label = f"{name}.{key}" if key else name
         if "bytes_per_s" in name or name.startswith("read_bandwidth"):
@@ -423,6 +427,9 @@ def _expected(c: Console, r: ProbeReport) -> None:
     for name, fig in r.expected.items():
         if "value" in fig:
             show(name, fig)
+        elif name.startswith("gemm_choice_"):  # one per kernel family and tile: counted, not listed
+            first: dict[str, Any] = next(iter(fig.values()), {})
+            t.add_row(escape(name), f"{len(fig)} tiles", escape(str(first.get("note", ""))[:110]))
         else:
             for key, sub in fig.items():
                 show(name, sub, key)

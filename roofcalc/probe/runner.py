@@ -722,4 +722,13 @@ def calibration_yaml(doc: dict[str, Any]) -> str:
         "# floors, per-SM bandwidth, latency, GEMM and interconnect figures it measured.\n"
         "# Use it with: roofcalc op ... --calibration THIS_FILE\n"
     )
-    return head + yaml.safe_dump(doc, sort_keys=False, width=120)
+
+    class _Dumper(yaml.SafeDumper):
+        """Text of several lines (the GEMM choice map: one entry a line) as a literal block."""
+
+    def block(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in text and all(ch == "\n" or " " <= ch <= "~" for ch in text) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+    _Dumper.add_representer(str, block)
+    return head + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=120)
