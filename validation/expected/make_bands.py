@@ -34,6 +34,11 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide62.json",
     "h100/ops-wide63.json",
     "h100/ops-small-rand2.json",
+    "h100/ops-wide64.json",
+    "h100/ops-wide65.json",
+    "h100/ops-wide66.json",
+    "h100/ops-wide67.json",
+    "h100/ops-small16-rand2.json",
 )
 
 
