@@ -528,10 +528,14 @@ class Expected(_Strict):
     def _fp32_by_default(cls, v: Any) -> Any:
         """A first-version calibration's keys name no dtype (simt_64x64): its sweep timed fp32 only."""
         if isinstance(v, dict):
-            return {
-                k if not isinstance(k, str) or k.startswith(("fp32_", "tf32_", "bf16_", "fp16_")) else f"fp32_{k}": f
-                for k, f in v.items()
-            }
+            families = ("simt_", "xmma_", "tensorop_", "nvjet_")
+            out: dict[Any, Any] = {}
+            for k, f in v.items():
+                key = f"fp32_{k}" if isinstance(k, str) and k.startswith(families) else k
+                if key in out:
+                    raise ValueError(f"{_clip(key)!r} is given twice (once without its dtype, fp32)")
+                out[key] = f
+            return out
         return v
 
     @field_validator("gemm_choice_floor_s", "gemm_choice_flops_per_sm")

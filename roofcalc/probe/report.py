@@ -995,13 +995,22 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
         choices: list[Choice] = []
         for r in records:
             m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
+            if not 0 < min(m, n, k) <= max(m, n, k) < 10**10:
+                continue
             dtype = str(r.get("dtype", "fp32"))  # the first sweeps timed fp32 only
             family, tile, splits = classify(r["kernels"], m, n)
             first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
             # as a map file allows
-            if dtype in DTYPES and 0 < first <= 10 and min(m, n, k) > 0 and max(m, n, k) <= 2**31 and splits < 65536:
+            # what an entry can hold: 0.01 us to under 10 s (two decimals of us), sizes a map accepts
+            if (
+                dtype in DTYPES
+                and 1e-8 <= first < 9.99
+                and min(m, n, k) > 0
+                and max(m, n, k) < 10**10
+                and splits < 10**5
+            ):
                 choices.append(Choice(dtype, m, n, k, family, tile, splits, first))
-    except (KeyError, TypeError, ValueError, IndexError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
         notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
         return {}
     if not choices or len(choices) > 60000:  # none, or more than a map file holds

@@ -878,7 +878,7 @@ def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | Non
                 {"dtype": dtype, "m": m, "n": n, "k": k, "kernels": g}
                 for (m, n, k), g in zip(grid, groups[:-1], strict=True)
             ]
-            del a_buf, b_buf
+            del a_buf, b_buf, call  # call's defaults hold the buffers too
     finally:
         _set_tf32(torch, old)
     return out
