@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Hold-outs of the choice map extended to bf16 and fp16 (validation/HOLDOUT.md), and before it the flash change, the widened map and
-# the benchmark's re-timing (validation/HOLDOUT.md), one GPU, in validation/bench: the widened
-# generator's seeds 68-71 and the plan small16-rand3 (ops_bench.py).
-#
-#
+# The op model's fresh hold-out after the review's fixes to the choice map (validation/HOLDOUT.md),
+# one GPU, in validation/bench: the widened generator's seeds 68-71 and the plan small16-rand3
+# (ops_bench.py).
 #   bash holdout_choice4.sh OUTDIR
 set -uo pipefail
 out=$1
