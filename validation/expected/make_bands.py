@@ -39,6 +39,11 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide66.json",
     "h100/ops-wide67.json",
     "h100/ops-small16-rand2.json",
+    "h100/ops-wide68.json",
+    "h100/ops-wide69.json",
+    "h100/ops-wide70.json",
+    "h100/ops-wide71.json",
+    "h100/ops-small16-rand3.json",
 )
 
 
