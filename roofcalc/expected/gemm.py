@@ -358,20 +358,25 @@ def _gemm_measured_choice(
     ]
     if splits > 1:
         part = k.m * k.n * 4 * splits
-        out.append(
-            KernelEstimate(
-                name=f"{k.name} split-K reduce",
-                model="stream",
-                seconds=(part + k.m * k.n * (4 if k.dtype in ("fp32", "tf32") else dtype_bytes)) / c.dram_bw,
-                grid=math.ceil(k.m * k.n / 512),
-                blocks_per_sm=None,
-                waves=0.0,
-                bound="memory",
-                reason=f"sums the {splits} fp32 partial tiles",
-                issued=False,
-            )
-        )
+        out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
+        out.append(_split_reduce(k, splits, (part + k.m * k.n * out_bytes) / c.dram_bw))
     return out
+
+
+def _split_reduce(k: Kernel, splits: int, seconds: float) -> KernelEstimate:
+    """cublasLt's splitKreduce after a GEMM cut into ``splits`` slices of k: it reads the fp32
+    partial tiles and writes the output (``seconds`` beyond a queued kernel's floor)."""
+    return KernelEstimate(
+        name=f"{k.name} split-K reduce",
+        model="stream",
+        seconds=seconds,
+        grid=math.ceil(k.m * k.n / 512),
+        blocks_per_sm=None,
+        waves=0.0,
+        bound="memory",
+        reason=f"sums the {splits} fp32 partial tiles",
+        issued=False,
+    )
 
 
 # one tile shape's GEMM: (kernel time, split-K reduction time, reason, blocks, k-splits, bound)
@@ -460,19 +465,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         )
     ]
     if split > 1:
-        out.append(
-            KernelEstimate(
-                name=f"{k.name} split-K reduce",
-                model="stream",
-                seconds=t_red - c.stream_floor,
-                grid=math.ceil(k.m * k.n / 512),
-                blocks_per_sm=None,
-                waves=0.0,
-                bound="memory",
-                reason=f"sums the {split} fp32 partial tiles",
-                issued=False,
-            )
-        )
+        out.append(_split_reduce(k, split, t_red - c.stream_floor))
     return out
 
 

@@ -539,13 +539,10 @@ def tall_cases() -> list[dict[str, Any]]:
     return cs
 
 
-def tall_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
-    """FP32 GEMMs of 17-16384 rows, 2-16 columns and a depth of 1-16384, each log-uniform, half of
-    them odd (as wide_random_cases draws sizes): the domain of the GEMM choice map
-    (roofcalc/expected/choice.py). Seed 1 is development data; seed 2 a hold-out (HOLDOUT.md)."""
-    import random
-
-    rng = random.Random(seed)
+def _log_sizes(rng: Any) -> Callable[[int, int], int]:
+    """Sizes log-uniform in [lo, hi] from ``rng``, half of those from 16 up rounded down to a
+    multiple of 8 (the draws of the plans tall-rand* and small*-rand*; each draw takes two numbers
+    from rng, as the plans did when they each had a copy of this)."""
 
     def size(lo: int, hi: int) -> int:
         v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
@@ -553,6 +550,16 @@ def tall_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
             v = v // 8 * 8
         return max(lo, min(hi, v))
 
+    return size
+
+
+def tall_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
+    """FP32 GEMMs of 17-16384 rows, 2-16 columns and a depth of 1-16384, each log-uniform, half of
+    them odd (as wide_random_cases draws sizes): the domain of the GEMM choice map
+    (roofcalc/expected/choice.py). Seed 1 is development data; seed 2 a hold-out (HOLDOUT.md)."""
+    import random
+
+    size = _log_sizes(random.Random(seed))
     cs: list[dict[str, Any]] = []
     seen: set[tuple[int, int, int]] = set()
     while len(cs) < n:
@@ -587,13 +594,7 @@ def small_side_random_cases(seed: int, n: int = 80, dtypes: tuple[str, ...] = ("
     import random
 
     rng = random.Random(seed)
-
-    def size(lo: int, hi: int) -> int:
-        v = int(round(2 ** rng.uniform(math.log2(lo), math.log2(hi))))
-        if rng.random() >= 0.5 and v >= 16:
-            v = v // 8 * 8
-        return max(lo, min(hi, v))
-
+    size = _log_sizes(rng)
     cs: list[dict[str, Any]] = []
     seen: set[tuple[int, int, int, str]] = set()
     while len(cs) < n:
