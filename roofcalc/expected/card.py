@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DomainError
 from ..hardware import Expected as Figures
-from ..hardware import Hardware, bf16_tensor_fraction, derived
+from ..hardware import Hardware, bf16_tensor_fraction
 from .choice import ChoiceMap
 
 # Clocks between two dependent instructions of one warp: "most arithmetic instructions have a
@@ -136,22 +136,18 @@ class _Reader:
 
 
 def _choice_map(hw: Hardware) -> ChoiceMap | None:
-    """The part's (or calibration's) measured cuBLAS choices, parsed once per hardware object."""
+    """The part's (or calibration's) measured cuBLAS choices. A calibration that borrows its part's
+    map, and a card with other host figures, hold the same entries: one parsed map serves them all."""
     cmap = hw.expected.gemm_choice_map
     if cmap is None:
         return None
-    memo = derived(hw)
-    if ("choice_map",) not in memo:
-        # a calibration that borrows its part's map, and a card with other host figures, hold the
-        # same entries: one parsed map serves them all
-        texts = tuple(cmap.value)
-        found = _MAPS.get(texts)
-        if found is None:
-            if len(_MAPS) >= 8:
-                _MAPS.clear()
-            found = _MAPS[texts] = ChoiceMap.from_entries(texts)
-        memo[("choice_map",)] = found
-    return memo[("choice_map",)]  # type: ignore[no-any-return]
+    texts = tuple(cmap.value)
+    found = _MAPS.get(texts)
+    if found is None:
+        if len(_MAPS) >= 8:
+            _MAPS.clear()
+        found = _MAPS[texts] = ChoiceMap.from_entries(texts)
+    return found
 
 
 _MAPS: dict[tuple[str, ...], ChoiceMap] = {}  # parsed choice maps by their entries

@@ -622,11 +622,18 @@ def calibrated_hardware(
         "date": meta["date"],
         "command": meta["command"],
     }
-    libs = {k: str(v) for k, v in (raw.get("torch") or {}).items() if k in ("torch", "cuda") and v and v != "None"}
+    libs = _libraries(raw)
     if libs:
         doc["calibration"]["libraries"] = libs
     doc["calibration"]["schema_version"] = CALIBRATION_SCHEMA
     return doc
+
+
+def _libraries(raw: dict[str, Any]) -> dict[str, str]:
+    """The libraries the probe's PyTorch timings ran on (torch's version, the CUDA it was built
+    for), as a calibration and its choice map record them; "None" (a torch without CUDA) is none."""
+    torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
+    return {k: str(v) for k, v in torch_raw.items() if k in ("torch", "cuda") and v and v != "None"}
 
 
 def _restated_base_expected(hw: Hardware, doc: dict[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -1015,7 +1022,7 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
         return {}
     if not choices or len(choices) > 60000:  # none, or more than a map file holds
         return {}
-    libs = {k: str(v) for k, v in torch_raw.items() if k in ("torch", "cuda") and v and v != "None"}
+    libs = _libraries(raw)
     out: dict[str, Any] = {
         "gemm_choice_map": {
             "value": "".join(c.entry() + "\n" for c in choices),  # one block of text: quick to read back
