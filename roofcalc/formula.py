@@ -102,7 +102,7 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
 class Formula:
     """A parsed, checked formula. ``Formula("2*m*n*k", names={"m","n","k"})``."""
 
-    __slots__ = ("_get", "_memo", "_order", "names", "text", "tree")
+    __slots__ = ("_fn", "_get", "_memo", "_order", "names", "text", "tree")
 
     def __init__(self, text: str | int | float, names: Iterable[str]) -> None:
         if isinstance(text, bool):
@@ -125,6 +125,7 @@ class Formula:
         used: set[str] = set()
         _check(tree.body, allowed, used)
         self.tree = tree.body
+        self._fn = _compile(tree.body)
         self.names = frozenset(used)
         self._order = tuple(sorted(used))
         # the values of the names used, as a tuple, straight from the mapping (a KeyError for
@@ -137,6 +138,17 @@ class Formula:
     def __repr__(self) -> str:
         return f"Formula({self.text!r})"
 
+    # pickled (the registry's cache) as its checked parts; the closure is compiled again on load
+    def __getstate__(self) -> tuple[str, ast.expr, frozenset[str]]:
+        return (self.text, self.tree, self.names)
+
+    def __setstate__(self, state: tuple[str, ast.expr, frozenset[str]]) -> None:
+        self.text, self.tree, self.names = state
+        self._fn = _compile(self.tree)
+        self._order = tuple(sorted(self.names))
+        self._get = operator.itemgetter(*self._order, *self._order[:1]) if self._order else None
+        self._memo = {}
+
     # two formulas of the same text are the same formula (a copy, e.g. unpickled, included)
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Formula) and self.text == other.text and self.names == other.names
@@ -147,8 +159,11 @@ class Formula:
     def evaluate(self, env: Mapping[str, Value]) -> Value:
         # the type is part of the key: 1, 1.0 and True are equal but evaluate differently
         get = self._get
-        vals = get(env) if get is not None else ()
-        key = (vals, *map(type, vals))
+        if get is None:  # a constant: one result, whatever the names
+            key: tuple[Any, ...] = ((),)
+        else:
+            vals = get(env)
+            key = (vals, *map(type, vals))
         hit = self._memo.get(key, _MISSING)
         if hit is not _MISSING:
             return hit  # type: ignore[return-value]
@@ -160,7 +175,7 @@ class Formula:
 
     def _evaluate(self, env: Mapping[str, Value]) -> Value:
         try:
-            return _eval(self.tree, env)
+            return self._fn(env)
         except ZeroDivisionError:
             raise EvalError(f"division by zero in {_clip(self.text)!r}") from None
         except OverflowError:
@@ -277,18 +292,106 @@ def _const(v: Any) -> Value:
     return v  # type: ignore[no-any-return]
 
 
-def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
+def _fast_checked(node: ast.AST) -> Callable[[Any], Value]:
+    """_checked for one node, with the common results (a small int, a finite float) first."""
+
+    def check(v: Any) -> Value:
+        t = type(v)
+        # a finite float: inf - inf and nan - nan are nan
+        if (t is int and v.bit_length() <= MAX_BITS) or (t is float and v - v == 0.0):
+            return v  # type: ignore[no-any-return]
+        return _checked(v, node)
+
+    return check
+
+
+def _compile(node: ast.AST) -> Callable[[Mapping[str, Value]], Value]:
+    """The node as a closure over the environment: what _eval computes, without walking the
+    tree and asking each node its type on every evaluation."""
     if isinstance(node, ast.Constant):
-        return _const(node.value)
+        c = _const(node.value)
+        return lambda env: c
     if isinstance(node, ast.Name):
-        v = env[node.id]
-        return int(v) if isinstance(v, bool) else v
+        name = node.id
+
+        def name_(env: Mapping[str, Value]) -> Value:
+            v = env[name]
+            return int(v) if type(v) is bool else v
+
+        return name_
     if isinstance(node, ast.BinOp):
-        a = _eval(node.left, env)
-        b = _eval(node.right, env)
+        return _compile_binop(node)
+    if isinstance(node, ast.UnaryOp):
+        operand = _compile(node.operand)
+        if isinstance(node.op, ast.Not):
+            return lambda env: not operand(env)
+        neg = isinstance(node.op, ast.USub)
+
+        def unary(env: Mapping[str, Value]) -> Value:
+            v = operand(env)
+            if isinstance(v, str):
+                raise EvalError("arithmetic on a string")
+            return _checked(-v, node) if neg else v
+
+        return unary
+    if isinstance(node, ast.BoolOp):
+        parts = [_compile(v) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return lambda env: all(p(env) for p in parts)
+        return lambda env: any(p(env) for p in parts)
+    if isinstance(node, ast.Compare):
+        first = _compile(node.left)
+        steps = [(_CMPOPS[type(op)], _compile(c)) for op, c in zip(node.ops, node.comparators, strict=True)]
+
+        def compare(env: Mapping[str, Value]) -> Value:
+            left = first(env)
+            for cmp, comp in steps:
+                right = comp(env)
+                if not cmp(left, right):
+                    return False
+                left = right
+            return True
+
+        return compare
+    if isinstance(node, ast.IfExp):
+        test, body, orelse = _compile(node.test), _compile(node.body), _compile(node.orelse)
+        return lambda env: body(env) if test(env) else orelse(env)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)  # guaranteed by _check
+        fn = FUNCTIONS[node.func.id]
+        args = [_compile(a) for a in node.args]
+        check = _fast_checked(node)
+        if len(args) == 1:
+            (a0,) = args
+            return lambda env: check(fn(a0(env)))
+        if len(args) == 2:
+            a0, a1 = args
+            return lambda env: check(fn(a0(env), a1(env)))
+        return lambda env: check(fn(*[a(env) for a in args]))
+    raise FormulaError(f"{type(node).__name__} is not allowed in a formula")
+
+
+def _compile_binop(node: ast.BinOp) -> Callable[[Mapping[str, Value]], Value]:
+    left, right = _compile(node.left), _compile(node.right)
+    op = _BINOPS[type(node.op)]
+    check = _fast_checked(node)
+    if not isinstance(node.op, ast.Pow):
+
+        def binop(env: Mapping[str, Value]) -> Value:
+            a = left(env)
+            b = right(env)
+            if type(a) is str or type(b) is str:
+                raise EvalError("arithmetic on a string")
+            return check(op(a, b))
+
+        return binop
+
+    def power(env: Mapping[str, Value]) -> Value:
+        a = left(env)
+        b = right(env)
         if isinstance(a, str) or isinstance(b, str):
             raise EvalError("arithmetic on a string")
-        if isinstance(node.op, ast.Pow) and not isinstance(b, bool) and (b > MAX_EXPONENT or b < -MAX_EXPONENT):
+        if not isinstance(b, bool) and (b > MAX_EXPONENT or b < -MAX_EXPONENT):
             # exact powers stay small; a large exponent of a fraction (e.g. the chance that no
             # token picks an expert, (1 - k/E)**tokens) is computed in floating point
             if isinstance(a, int) and abs(a) > 1:
@@ -297,7 +400,7 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
                 return _checked(math.pow(float(a), float(b)), node)
             except (OverflowError, ZeroDivisionError, ValueError):
                 raise EvalError(f"{_clip(a, 20)} ** {_clip(b, 20)} cannot be computed") from None
-        if isinstance(node.op, ast.Pow) and isinstance(b, (int, Fraction)) and not isinstance(a, (float, str)):
+        if isinstance(b, (int, Fraction)) and not isinstance(a, (float, str)):
             # refuse before computing: ((m**256)**256)**256 would otherwise run for minutes
             whole = isinstance(b, int) or b.denominator == 1
             if whole and _bits(a) * abs(int(b)) > MAX_BITS:
@@ -305,33 +408,9 @@ def _eval(node: ast.AST, env: Mapping[str, Value]) -> Value:
                     f"{_clip(ast.unparse(node))} is too large: about {_bits(a) * abs(int(b)):,} bits "
                     f"(limit {MAX_BITS:,})"
                 )
-        return _checked(_BINOPS[type(node.op)](a, b), node)
-    if isinstance(node, ast.UnaryOp):
-        v = _eval(node.operand, env)
-        if isinstance(node.op, ast.Not):
-            return not v
-        if isinstance(v, str):
-            raise EvalError("arithmetic on a string")
-        return _checked(-v, node) if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BoolOp):
-        if isinstance(node.op, ast.And):
-            return all(_eval(v, env) for v in node.values)
-        return any(_eval(v, env) for v in node.values)
-    if isinstance(node, ast.Compare):
-        left = _eval(node.left, env)
-        for op, comp in zip(node.ops, node.comparators, strict=True):
-            right = _eval(comp, env)
-            if not _CMPOPS[type(op)](left, right):
-                return False
-            left = right
-        return True
-    if isinstance(node, ast.IfExp):
-        return _eval(node.body, env) if _eval(node.test, env) else _eval(node.orelse, env)
-    if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)  # guaranteed by _check
-        args = [_eval(a, env) for a in node.args]
-        return _checked(FUNCTIONS[node.func.id](*args), node)
-    raise EvalError(f"cannot evaluate {type(node).__name__}")
+        return check(op(a, b))
+
+    return power
 
 
 def _norm(v: Any) -> Value:

@@ -243,7 +243,10 @@ def _env(op: OpDef, params: Params, hw: Hardware) -> dict[str, Value]:
             continue
         env[name] = v
         if p.type == "dtype":
-            env[f"{name}_bytes"] = ELEMENT_BYTES[str(params[name])]
+            size = ELEMENT_BYTES[str(params[name])]
+            # a whole size as an int: the same numbers, and the formulas' cached results are
+            # looked up by a key that is cheaper to hash than a Fraction
+            env[f"{name}_bytes"] = int(size) if size.denominator == 1 else size
     hw_values = {
         "smem_per_sm_bytes": hw.sm_value("shared_memory_per_sm_bytes")
         or hw.sm_value("shared_memory_per_block_optin_bytes"),

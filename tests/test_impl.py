@@ -136,7 +136,10 @@ def test_save_and_predict_from_the_command_line(tmp_path: Path) -> None:
         "h200",
     )
     assert res.exit_code == 0, res.output
-    assert "implementation written to" in res.stderr and yaml.safe_load(out.read_text())["schema"] == SCHEMA
+    assert (
+        "implementation written to" in res.stderr
+        and yaml.load(out.read_text(), Loader=yaml.CSafeLoader)["schema"] == SCHEMA
+    )
     args = (
         "op",
         "decode",

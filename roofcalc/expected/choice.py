@@ -265,6 +265,16 @@ class ChoiceMap:
         }
 
     @cached_property
+    def by_rows(self) -> dict[tuple[str, int], tuple[list[float], list[tuple[float, float, float, int]]]]:
+        """Each class's entries' logs with their index in ``classes``, in the order of log m (and
+        the log m of each, for bisection)."""
+        out = {}
+        for key, logs in self.logs.items():
+            rows = sorted(((a, b, c, i) for i, (a, b, c) in enumerate(logs)), key=lambda r: (r[0], r[3]))
+            out[key] = ([r[0] for r in rows], rows)
+        return out
+
+    @cached_property
     def domain(self) -> tuple[int, int]:
         """The least and largest dimension measured."""
         sides = [d for c in self.entries for d in (c.m, c.n, c.k)]
@@ -309,14 +319,36 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     if all(x is not None for x in near):
         found = min((x for x in near if x is not None), key=dist)
     else:
-        logs = cmap.logs[key]
-        best = min(
-            range(len(entries)), key=lambda i: (logs[i][0] - lm) ** 2 + (logs[i][1] - ln) ** 2 + (logs[i][2] - lk) ** 2
-        )
-        found = entries[best]
+        found = entries[_scan(*cmap.by_rows[key], lm, ln, lk)]
     # (Tried on the development sets and not kept: no answer beyond a factor of 2, 8 or 8^3 in
     # distance; each put fewer in the band.)
     return found
+
+
+def _scan(lms: list[float], rows: list[tuple[float, float, float, int]], lm: float, ln: float, lk: float) -> int:
+    """The index of the entry nearest in the sum of squares of the logs (of two as near, the
+    first): walks out from log m both ways, and stops on a side once log m alone is farther
+    than the best found."""
+    best, at = math.inf, -1
+    hi = bisect.bisect_left(lms, lm)
+    lo = hi - 1
+    n = len(rows)
+    while lo >= 0 or hi < n:
+        for j in (lo, hi):
+            if 0 <= j < n:
+                a, b, c, i = rows[j]
+                d = (a - lm) ** 2 + (b - ln) ** 2 + (c - lk) ** 2
+                if d < best or (d == best and i < at):
+                    best, at = d, i
+        if lo >= 0 and (lms[lo] - lm) ** 2 > best:
+            lo = -1
+        else:
+            lo -= 1
+        if hi < n and (lms[hi] - lm) ** 2 > best:
+            hi = n
+        else:
+            hi += 1
+    return at
 
 
 def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: int) -> float:

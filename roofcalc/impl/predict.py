@@ -146,6 +146,22 @@ def _frozen(x: Any) -> Any:
     return x
 
 
+def _call_keys(impl: ImplFile) -> list[Any]:
+    """Each kernel's op, shapes, types, values and name, hashable: the same for every size a
+    file is asked at (kept for the last few files, which hold on to them)."""
+    hit = _KEYS.get(id(impl))
+    if hit is not None and hit[0] is impl:
+        return hit[1]
+    keys = [(k.op, _frozen(k.dims), _frozen(k.types), _frozen(k.concrete), k.name) for k in impl.kernels]
+    if len(_KEYS) >= 16:
+        _KEYS.clear()
+    _KEYS[id(impl)] = (impl, keys)
+    return keys
+
+
+_KEYS: dict[int, tuple[ImplFile, list[Any]]] = {}
+
+
 def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str = "") -> tuple[list[float], int]:
     """Each kernel's time (seconds) at ``env``, and how many followed their op's bound. A shape
     formula that fails at ``env`` is an InputError naming the file (``label``) and the kernel."""
@@ -170,11 +186,12 @@ def kernel_times(impl: ImplFile, hw: Hardware, env: dict[str, int], label: str =
     scaled = 0
     # the same op with the same shape formulas recurs in every layer: its work is computed once
     same: dict[Any, tuple[float, float, float, float] | None] = {}
+    keys = _call_keys(impl)
     for i, k in enumerate(impl.kernels):
         if k.call not in work:
             work[k.call] = None
             if k.dims is not None:
-                key = (k.op, _frozen(k.dims), _frozen(k.types), _frozen(k.concrete), k.name)
+                key = keys[i]
                 if key not in same:
                     try:
                         dims_old, dims_new = _eval_dims(k.dims, traced, cache), _eval_dims(k.dims, env, cache)

@@ -723,7 +723,10 @@ def calibration_yaml(doc: dict[str, Any]) -> str:
         "# Use it with: roofcalc op ... --calibration THIS_FILE\n"
     )
 
-    class _Dumper(yaml.SafeDumper):
+    # libyaml's emitter where PyYAML has it (the map's megabyte of text: seconds in pure Python)
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class _Dumper(base):  # type: ignore[misc,valid-type]
         """Text of several lines (the GEMM choice map: one entry a line) as a literal block."""
 
     def block(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
