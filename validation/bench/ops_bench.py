@@ -613,7 +613,9 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases,
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
          "small16-rand3": lambda: small_side_random_cases(3, dtypes=("bf16", "fp16")), "paths": paths_cases, "l2": l2_cases, "l2-layernorm": l2_layernorm_cases,
          "skinny": skinny_cases, "tall": tall_cases,
-         "tall-rand1": lambda: tall_random_cases(1), "tall-rand2": lambda: tall_random_cases(2)}
+         "tall-rand1": lambda: tall_random_cases(1), "tall-rand2": lambda: tall_random_cases(2),
+         "tall-rand3": lambda: tall_random_cases(3), "small-rand3": lambda: small_side_random_cases(3),
+         "small16-rand4": lambda: small_side_random_cases(4, dtypes=("bf16", "fp16"))}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
