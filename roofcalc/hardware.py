@@ -477,6 +477,11 @@ class Expected(_Strict):
     gemm_choice_map: ChoiceMapFigure | None = None
     gemm_choice_floor_s: dict[str, PositiveFigure] = {}
     gemm_choice_flops_per_sm: dict[str, PositiveFigure] = {}
+    # cuBLAS's split-K reductions (choice.py REDUCERS: cublaslt, xmma): a fixed cost and the time
+    # each slice of k adds (a block's threads sum their elements' slices one after another), fitted
+    # to the one-wave reductions of the probe's sweep
+    gemm_reduce_floor_s: dict[str, PositiveFigure] = {}
+    gemm_reduce_slice_s: dict[str, PositiveFigure] = {}
     # cuBLAS's narrow-tile kernels for F.linear with few rows (nvjet "tst_64xN": 64 weight rows
     # by 8 to 96 rows of x per tile; the model takes up to 64): a fixed cost per kernel, and each
     # tile's k-loop, one 64-deep step after another (validation/bench/fit_linear_gemm.py: the
@@ -556,6 +561,13 @@ class Expected(_Strict):
     @classmethod
     def _split_tiles(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         return _keys_among(v, SERIAL_SPLIT_TILES, "serial split-K tile")
+
+    @field_validator("gemm_reduce_floor_s", "gemm_reduce_slice_s")
+    @classmethod
+    def _reducers(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
+        from .expected.choice import REDUCERS
+
+        return _keys_among(v, REDUCERS, "split-K reduction")
 
     @field_validator("tensor_fraction", "unaligned_tensor_fraction", "word_aligned_tensor_fraction")
     @classmethod
@@ -800,7 +812,13 @@ def _with_base_cublas_figures(cal: Hardware, part: Hardware) -> Hardware:
     ):
         if getattr(e, name) is None and getattr(pe, name) is not None:
             figs[name] = getattr(pe, name)
-    for name in ("gemm_serial_split_step_s", "gemm_choice_floor_s", "gemm_choice_flops_per_sm"):
+    for name in (
+        "gemm_serial_split_step_s",
+        "gemm_choice_floor_s",
+        "gemm_choice_flops_per_sm",
+        "gemm_reduce_floor_s",
+        "gemm_reduce_slice_s",
+    ):
         missing = {t: f for t, f in getattr(pe, name).items() if t not in getattr(e, name)}
         if missing:  # per tile shape: a calibration's own figures stay
             figs[name] = missing

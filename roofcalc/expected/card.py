@@ -69,6 +69,9 @@ class Card:
     choice_map: ChoiceMap | None
     choice_floor: tuple[tuple[str, float], ...]
     choice_rate: tuple[tuple[str, float], ...]
+    # per split-K reduction (cublaslt, xmma): its fixed cost and time per slice (s)
+    reduce_floor: tuple[tuple[str, float], ...]
+    reduce_slice: tuple[tuple[str, float], ...]
     # cuBLAS's tiling of F.linear with few rows, as seen on a Hopper part (wgmma); applied where
     # one SM's streaming rate is measured, since its tiles can leave SMs idle
     linear_tiles: bool
@@ -212,6 +215,8 @@ def _card(hw: Hardware) -> Card:
         choice_map=_choice_map(hw),
         choice_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_floor_s.items())),
         choice_rate=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_flops_per_sm.items())),
+        reduce_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_reduce_floor_s.items())),
+        reduce_slice=tuple((t, float(f.value)) for t, f in sorted(e.gemm_reduce_slice_s.items())),
         linear_tiles=hw.cc is not None and hw.cc[0] == 9 and bool(fig("per_sm_bandwidth_bytes_per_s")),
         linear_floor=fig("linear_gemm_floor_s", False),
         linear_k_step=fig("linear_gemm_k_step_s", False),

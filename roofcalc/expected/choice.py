@@ -22,7 +22,6 @@ family, tile)'s fixed cost and rate to the durations of the shapes that ran it (
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -48,15 +47,23 @@ ELEMENT = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 
 # The probe's sweep, per dtype: every (m, n) with one of them small (2-16, GRID_SMALL) and the
 # other small or large (24-16,000, log-spaced, not powers of two only: cuBLAS treats some sizes
-# apart), at depths of 16-16,384: 351 (m, n) pairs x 11 depths = 3,861 shapes for fp32. The TF32
-# and 16-bit kernels depend on the leading dimensions' alignment (16 bytes, 4, or less), so their
-# grid adds odd large sides and odd depths: 459 pairs x 16 depths = 7,344 shapes a dtype (without
-# them a TF32 product with an odd large side found its nearest shape among few-column ones).
+# apart), at depths of 16-16,384 (powers of two, and the mixed depths below): 351 (m, n) pairs x
+# 23 depths = 8,073 shapes for fp32. The TF32 and 16-bit kernels depend on the leading dimensions'
+# alignment (16 bytes, 4, or less), so their grid adds odd large sides and odd depths: 459 pairs x
+# 28 depths = 12,852 shapes a dtype (without them a TF32 product with an odd large side found its
+# nearest shape among few-column ones).
 GRID_SMALL = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 GRID_LARGE = (24, 40, 64, 100, 160, 256, 400, 640, 1000, 1600, 2560, 4000, 6400, 10000, 16000)
 GRID_K = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 GRID_LARGE_ODD = (41, 101, 401, 1001, 4001, 10001)
 GRID_K_ODD = (33, 129, 513, 2049, 8193)
+# Depths near 300, 1,000, 3,000 and 9,000 that are odd multiples of 8, 32 and 128: cuBLAS slices k
+# for split-K by what divides it (validation/expected/h100/kernels/kdiv1: bf16 8 x 2 x 4016 runs 502
+# slices of 8 and a 16 us reduction, 8 x 2 x 4032 63 slices of 64 and a 4 us one), so a depth such
+# as 4,016 finds its nearest measured depth among depths like it, not only powers of two. (Tried
+# and not kept: the largest power of two dividing k as a fourth dimension of the distance; on the
+# development sets 182 of 220 within [0.8, 1.25] against 192 without it.)
+GRID_K_MIXED = (296, 1000, 3000, 9000, 288, 992, 3040, 8992, 384, 896, 2944, 8832)
 # The map speaks for products whose smaller side, m or n, is at most this (the others are the
 # tile search's); FP32 products of 2-16 rows that gemmSN or the serial split-K kernel runs are
 # mapped apart in gemm.py, before this map is asked.
@@ -66,9 +73,10 @@ MAP_MAX_SMALL = 16
 def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     """The (m, n, k) of the probe's sweep, for one dtype."""
     sides: tuple[int, ...] = GRID_SMALL + GRID_LARGE
-    depths: tuple[int, ...] = GRID_K
+    depths: tuple[int, ...] = GRID_K + GRID_K_MIXED
     if dtype != "fp32":  # TF32 and 16-bit kernels depend on the leading dimensions' alignment
-        sides, depths = sides + GRID_LARGE_ODD, tuple(sorted(GRID_K + GRID_K_ODD))
+        sides, depths = sides + GRID_LARGE_ODD, depths + GRID_K_ODD
+    depths = tuple(sorted(depths))
     return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in depths]
 
 
@@ -243,35 +251,15 @@ class ChoiceMap:
         return {key: tuple(v) for key, v in out.items()}
 
     @cached_property
-    def grids(self) -> dict[tuple[str, int], _Grid]:
-        """Each class's entries as a grid: its measured rows, columns and depths, and the entry at
-        each (m, n, k) (of two at one shape, the last)."""
+    def pairs(self) -> dict[tuple[str, int], list[tuple[float, float, list[tuple[float, int]]]]]:
+        """Each class's entries by their (m, n): log m, log n and, per depth, log k and the entry's
+        index in ``classes``."""
         out = {}
         for key, entries in self.classes.items():
-            out[key] = _Grid(
-                tuple(sorted({c.m for c in entries})),
-                tuple(sorted({c.n for c in entries})),
-                tuple(sorted({c.k for c in entries})),
-                {(c.m, c.n, c.k): c for c in entries},
-            )
-        return out
-
-    @cached_property
-    def logs(self) -> dict[tuple[str, int], tuple[tuple[float, float, float], ...]]:
-        """Each class's entries' log m, log n and log k, in the order of ``classes``."""
-        return {
-            key: tuple((math.log(c.m), math.log(c.n), math.log(c.k)) for c in entries)
-            for key, entries in self.classes.items()
-        }
-
-    @cached_property
-    def by_rows(self) -> dict[tuple[str, int], tuple[list[float], list[tuple[float, float, float, int]]]]:
-        """Each class's entries' logs with their index in ``classes``, in the order of log m (and
-        the log m of each, for bisection)."""
-        out = {}
-        for key, logs in self.logs.items():
-            rows = sorted(((a, b, c, i) for i, (a, b, c) in enumerate(logs)), key=lambda r: (r[0], r[3]))
-            out[key] = ([r[0] for r in rows], rows)
+            by: dict[tuple[int, int], list[tuple[float, int]]] = {}
+            for i, c in enumerate(entries):
+                by.setdefault((c.m, c.n), []).append((math.log(c.k), i))
+            out[key] = [(math.log(m), math.log(n), ks) for (m, n), ks in by.items()]
         return out
 
     @cached_property
@@ -279,22 +267,6 @@ class ChoiceMap:
         """The least and largest dimension measured."""
         sides = [d for c in self.entries for d in (c.m, c.n, c.k)]
         return min(sides), max(sides)
-
-
-@dataclass(frozen=True)
-class _Grid:
-    """One class's entries, indexed as the grid they were swept on."""
-
-    ms: tuple[int, ...]
-    ns: tuple[int, ...]
-    ks: tuple[int, ...]
-    at: dict[tuple[int, int, int], Choice]
-
-
-def _bracket(values: tuple[int, ...], x: int) -> tuple[int, ...]:
-    """The measured values on either side of x (one where x is beyond them all)."""
-    i = bisect.bisect_left(values, x)
-    return tuple(values[j] for j in (i - 1, i) if 0 <= j < len(values))
 
 
 @lru_cache(maxsize=4096)
@@ -306,49 +278,21 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     lo, hi = cmap.domain
     if min(m, n, k) < lo or max(m, n, k) > 2 * hi:
         return None
+    # the nearest in the sum of squares of the logs of m, n and k (of two as near, the first
+    # entry): by (m, n) pairs, whose part of the distance bounds their depths'
     lm, ln, lk = math.log(m), math.log(n), math.log(k)
-
-    def dist(c: Choice) -> float:
-        return (math.log(c.m) - lm) ** 2 + (math.log(c.n) - ln) ** 2 + (math.log(c.k) - lk) ** 2
-
-    # On a grid, the nearest point in the sum of squares is the nearest value in each dimension:
-    # the points of the bracketing values hold it when all of them were measured; else (a hole in
-    # the grid, or a map that is no grid) every entry is looked at.
-    g = cmap.grids[key]
-    near = [g.at.get((a, b, c)) for a in _bracket(g.ms, m) for b in _bracket(g.ns, n) for c in _bracket(g.ks, k)]
-    if all(x is not None for x in near):
-        found = min((x for x in near if x is not None), key=dist)
-    else:
-        found = entries[_scan(*cmap.by_rows[key], lm, ln, lk)]
+    best, at = math.inf, -1
+    for pm, pn, depths in cmap.pairs[key]:
+        base = (pm - lm) ** 2 + (pn - ln) ** 2
+        if base > best:
+            continue
+        for a, i in depths:
+            d = base + (a - lk) ** 2
+            if d < best or (d == best and i < at):
+                best, at = d, i
     # (Tried on the development sets and not kept: no answer beyond a factor of 2, 8 or 8^3 in
     # distance; each put fewer in the band.)
-    return found
-
-
-def _scan(lms: list[float], rows: list[tuple[float, float, float, int]], lm: float, ln: float, lk: float) -> int:
-    """The index of the entry nearest in the sum of squares of the logs (of two as near, the
-    first): walks out from log m both ways, and stops on a side once log m alone is farther
-    than the best found."""
-    best, at = math.inf, -1
-    hi = bisect.bisect_left(lms, lm)
-    lo = hi - 1
-    n = len(rows)
-    while lo >= 0 or hi < n:
-        for j in (lo, hi):
-            if 0 <= j < n:
-                a, b, c, i = rows[j]
-                d = (a - lm) ** 2 + (b - ln) ** 2 + (c - lk) ** 2
-                if d < best or (d == best and i < at):
-                    best, at = d, i
-        if lo >= 0 and (lms[lo] - lm) ** 2 > best:
-            lo = -1
-        else:
-            lo -= 1
-        if hi < n and (lms[hi] - lm) ** 2 > best:
-            hi = n
-        else:
-            hi += 1
-    return at
+    return entries[at]
 
 
 def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: int) -> float:
@@ -357,6 +301,76 @@ def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: i
     tm, tn = tile
     blocks = math.ceil(m / tm) * math.ceil(n / tn) * splits
     return math.ceil(blocks / sms) * tm * tn * math.ceil(k / splits) * 2
+
+
+# cuBLAS's split-K reductions (the kernel after a GEMM whose k it cut into slices): cublasLt's
+# splitKreduce follows the tensor-op, SIMT and nvjet kernels, xmma's kernels run their own; every
+# reduction of the committed sweeps is one of these two (validation/expected/h100/kernels/choice5)
+REDUCERS = ("cublaslt", "xmma")
+
+
+def reducer(family: str) -> str:
+    """The split-K reduction that follows a kernel of this family."""
+    return "xmma" if family == "xmma" else "cublaslt"
+
+
+def reduce_blocks(name: str, m: int, n: int, tile: tuple[int, int] | None) -> int:
+    """The blocks a reduction launches, as the sweep's grids show them: cublasLt's splitKreduce one
+    per 16 x 32 of the output (every one of its 26,985 launches in choice5); xmma's two per output
+    tile (600 of its 734; the others one or four)."""
+    if name == "xmma":
+        tm, tn = tile or (64, 64)
+        return 2 * math.ceil(m / tm) * math.ceil(n / tn)
+    return math.ceil(m / 16) * math.ceil(n / 32)
+
+
+def reduce_kernel(kernels: list[Mapping[str, Any]]) -> tuple[str, int, float] | None:
+    """The sweep record's split-K reduction, if its last kernel is one: (reducer, blocks launched,
+    profiled seconds)."""
+    if len(kernels) < 2:
+        return None
+    last = kernels[-1]
+    name = str(last.get("name", ""))[:MAX_NAME]
+    which = "cublaslt" if "splitKreduce" in name else "xmma" if "xmma" in name and "split" in name else None
+    grid = last.get("grid")
+    if which is None or not isinstance(grid, list) or len(grid) != 3:
+        return None
+    return which, int(grid[0]) * int(grid[1]) * int(grid[2]), float(last["duration_s"])
+
+
+def fit_reduce(
+    rows: Iterable[tuple[str, int, int, float]], sms: int, least: int = 3
+) -> dict[str, tuple[float, float, int]]:
+    """Per reducer, its fixed cost (s) and the time each slice adds (s), fitted to the reductions
+    of one wave (no more blocks than SMs: each block's threads sum their elements' slices one after
+    another) by least squares in relative error of time = fixed + slices x per-slice; rows are
+    (reducer, slices, blocks, seconds)."""
+    pts: dict[str, list[tuple[float, float]]] = {}
+    for which, slices, blocks, seconds in rows:
+        if blocks <= sms and slices > 1 and seconds > 0:
+            pts.setdefault(which, []).append((float(slices), seconds))
+    out: dict[str, tuple[float, float, int]] = {}
+    for which, p in sorted(pts.items()):
+        line = _relative_line(p) if len(p) >= least else None
+        if line is not None:
+            out[which] = (line[0], line[1], len(p))
+    return out
+
+
+def _relative_line(pts: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """(a, b) minimising sum((a + b x) / y - 1)^2 (weighted least squares, weights 1 / y^2), where
+    both come out positive; else None."""
+    s_w = sum(1 / d**2 for _, d in pts)
+    s_x = sum(w / d**2 for w, d in pts)
+    s_xx = sum(w * w / d**2 for w, d in pts)
+    s_y = sum(1 / d for _, d in pts)
+    s_xy = sum(w / d for w, d in pts)
+    det = s_w * s_xx - s_x * s_x
+    if det <= 0:
+        return None
+    a = (s_y * s_xx - s_x * s_xy) / det
+    b = (s_w * s_xy - s_x * s_y) / det
+    return (a, b) if a > 0 and b > 0 else None
 
 
 def fit_tiles(choices: Iterable[Choice], sms: int, least: int = 3) -> dict[str, tuple[float, float, int]]:
@@ -370,19 +384,7 @@ def fit_tiles(choices: Iterable[Choice], sms: int, least: int = 3) -> dict[str, 
             rows.setdefault(c.key, []).append((tile_work(c.m, c.n, c.k, c.tile, c.splits, sms), c.kernel_s))
     out: dict[str, tuple[float, float, int]] = {}
     for key, pts in sorted(rows.items()):
-        if len(pts) < least:
-            continue
-        # minimise sum((a + b w) / d - 1)^2: weighted least squares with weights 1 / d^2
-        s_w = sum(1 / d**2 for _, d in pts)
-        s_x = sum(w / d**2 for w, d in pts)
-        s_xx = sum(w * w / d**2 for w, d in pts)
-        s_y = sum(1 / d for _, d in pts)
-        s_xy = sum(w / d for w, d in pts)
-        det = s_w * s_xx - s_x * s_x
-        if det <= 0:
-            continue
-        a = (s_y * s_xx - s_x * s_xy) / det
-        b = (s_w * s_xy - s_x * s_y) / det
-        if a > 0 and b > 0:
-            out[key] = (a, 1 / b, len(pts))
+        line = _relative_line(pts) if len(pts) >= least else None
+        if line is not None:
+            out[key] = (line[0], 1 / line[1], len(pts))
     return out

@@ -15,7 +15,7 @@ from ..dtypes import ELEMENT_BYTES
 from ..hardware import Hardware
 from .card import Card, card, tensor_rate
 from .choice import DTYPES as CHOICE_DTYPES
-from .choice import Choice, tile_work
+from .choice import Choice, reduce_blocks, reducer, tile_work
 from .records import Kernel, KernelEstimate
 from .stream import _prior_read, _prior_time
 
@@ -324,8 +324,12 @@ def _gemm_measured_choice(
     summed by a reduction kernel (cublasLt's splitKreduce, or xmma's own)."""
     near, floor, rate = choice
     assert near.tile is not None
+    # k cut as there: slices of the depth they had, down to its count; deeper than the measured
+    # shape, its count with deeper slices (cuBLAS's counts stop growing somewhere past the grid's
+    # depths, bf16 at 257-563; tried and not kept: slices of the measured depth there too, 184 of
+    # 220 of the development sets within [0.8, 1.25] against 192)
     per_slice = math.ceil(near.k / near.splits)
-    splits = max(1, min(k.k, round(k.k / per_slice)))
+    splits = near.splits if k.k > near.k else max(1, min(k.k, round(k.k / per_slice)))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
     out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials
@@ -357,10 +361,38 @@ def _gemm_measured_choice(
         )
     ]
     if splits > 1:
-        part = k.m * k.n * 4 * splits
-        out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
-        out.append(_split_reduce(k, splits, (part + k.m * k.n * out_bytes) / c.dram_bw))
+        out.append(_measured_reduce(c, k, near, splits, dtype_bytes))
     return out
+
+
+def _measured_reduce(c: Card, k: Kernel, near: Choice, splits: int, dtype_bytes: float) -> KernelEstimate:
+    """The split-K reduction after a choice-map kernel: its fixed cost and, on the busiest SM, its
+    blocks' slices summed one after another at the card's measured time per slice, or the
+    partial tiles' streaming if that takes longer; a card without the reduction's figures
+    streams only."""
+    part = k.m * k.n * 4 * splits
+    out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
+    stream = (part + k.m * k.n * out_bytes) / c.dram_bw
+    which = reducer(near.family)
+    floor, per_slice = dict(c.reduce_floor).get(which), dict(c.reduce_slice).get(which)
+    if floor is None or per_slice is None:
+        return _split_reduce(k, splits, stream)
+    blocks = reduce_blocks(which, k.m, k.n, near.tile)
+    waves = math.ceil(blocks / c.sms)
+    walk = waves * splits * per_slice
+    est = _split_reduce(k, splits, floor + max(walk, stream))
+    return replace(
+        est,
+        grid=blocks,
+        waves=blocks / c.sms,
+        bound="latency" if walk >= stream else "memory",
+        reason=(
+            f"{'cublasLt splitKreduce' if which == 'cublaslt' else 'xmma'} sums the {splits} fp32 partial tiles: "
+            f"{blocks:,} blocks, each thread's slices one after another at {per_slice * 1e9:.1f} ns a slice, "
+            f"{floor * 1e6:.2f} us fixed"
+            + (f"; streaming the {part / 1e6:,.1f} MB of partials takes longer" if stream > walk else "")
+        ),
+    )
 
 
 def _split_reduce(k: Kernel, splits: int, seconds: float) -> KernelEstimate:

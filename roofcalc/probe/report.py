@@ -992,7 +992,7 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
 def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
     """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
     tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
-    from ..expected.choice import DTYPES, Choice, classify, fit_tiles
+    from ..expected.choice import DTYPES, Choice, classify, fit_reduce, fit_tiles, reduce_kernel
 
     torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
     records = torch_raw.get("gemm_choices")
@@ -1000,6 +1000,7 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
         return {}
     try:
         choices: list[Choice] = []
+        reductions: list[tuple[str, int, int, float]] = []
         for r in records:
             m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
             if not 0 < min(m, n, k) <= max(m, n, k) < 10**10:
@@ -1017,6 +1018,9 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
                 and splits < 10**5
             ):
                 choices.append(Choice(dtype, m, n, k, family, tile, splits, first))
+                red = reduce_kernel(r["kernels"]) if splits > 1 else None
+                if red is not None and 1e-8 <= red[2] < 9.99 and red[1] < 10**9:
+                    reductions.append((red[0], splits, red[1], red[2]))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
         notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
         return {}
@@ -1037,6 +1041,20 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
     for key, (floor, rate, n) in fit_tiles(choices, sms).items():
         fit_set = f"this probe's GEMM choice sweep, the shapes that ran {key} (expected.gemm_choice_map)"
         for name, value in (("gemm_choice_floor_s", floor), ("gemm_choice_flops_per_sm", rate)):
+            if MIN_FIGURE <= value <= MAX_FIGURE:
+                fig = {
+                    "value": value,
+                    "source": "probe",
+                    "kind": "fitted",
+                    "fit_set": fit_set,
+                    "fit_cases": n,
+                    "note": how,
+                }
+                out.setdefault(name, {})[key] = fig
+    how = "least squares in relative error of profiled time = fixed + slices x per-slice, over one-wave reductions"
+    for key, (floor, per_slice, n) in fit_reduce(reductions, sms).items():
+        fit_set = f"this probe's GEMM choice sweep, the {key} split-K reductions of one wave (expected.gemm_choice_map)"
+        for name, value in (("gemm_reduce_floor_s", floor), ("gemm_reduce_slice_s", per_slice)):
             if MIN_FIGURE <= value <= MAX_FIGURE:
                 fig = {
                     "value": value,

@@ -1,5 +1,5 @@
 """Writes the registry's GEMM choice map and per-tile figures into hardware/h100.yaml, from the
-committed sweep validation/expected/h100/kernels/choice4/choice-sweep.json.gz, with the code the
+committed sweep validation/expected/h100/kernels/choice5/choice-sweep.json.gz, with the code the
 probe uses for a calibration (roofcalc/probe/report.py choice_figures), so the registry's map is
 what `roofcalc probe` would save on that card and libraries.
 
@@ -23,12 +23,12 @@ from pathlib import Path
 from roofcalc.probe.report import choice_figures
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice4" / "choice-sweep.json.gz"
-CARDS = (("h100", "bench-choice4", None), ("h200", "bench-choice4-h100", "transferred"))
+SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice5" / "choice-sweep.json.gz"
+CARDS = (("h100", "bench-choice5", None), ("h200", "bench-choice5-h100", "transferred"))
 SOURCE_TITLE = (
     "validation/bench/choice_sweep.py (the probe's GEMM choice sweep, roofcalc/probe/torch_ops.py gemm_choices) "
-    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 18:46 UTC: "
-    "validation/expected/h100/kernels/choice4/ (log beside it)"
+    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 19:31 UTC: "
+    "validation/expected/h100/kernels/choice5/ (log beside it)"
 )
 BEGIN = "  # BEGIN choice map: written by validation/expected/choice_map.py; do not edit by hand"
 END = "  # END choice map"
@@ -55,27 +55,28 @@ def block(source: str, kind: str | None) -> str:
     cmap = figs["gemm_choice_map"]
     cmap["source"] = source
     cmap["note"] = (
-        f"validation/expected/h100/kernels/choice4/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
+        f"validation/expected/h100/kernels/choice5/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
     )
     if kind:
         cmap["kind"] = kind
         cmap["note"] += "; an H100's, transferred: the same chip and SM count (validation/expected/choice_map.py)"
     lines = [BEGIN]
     entries = cmap.pop("value").splitlines()
-    head = {k: v for k, v in cmap.items()}
+    head = dict(cmap)
     lines.append("  gemm_choice_map:")
     for k, v in head.items():
         lines.append(f"    {k}: {_flow(v)}")
     lines.append("    value: |")
     for e in entries:
         lines.append(f"      {e}")
-    for name in ("gemm_choice_floor_s", "gemm_choice_flops_per_sm"):
+    for name in ("gemm_choice_floor_s", "gemm_choice_flops_per_sm", "gemm_reduce_floor_s", "gemm_reduce_slice_s"):
         lines.append(f"  {name}:")
         for key, fig in figs.get(name, {}).items():
+            which = f"the {key} split-K reductions of one wave" if "reduce" in name else f"the shapes that ran {key}"
             fig = dict(
                 fig,
                 source=source,
-                fit_set=f"validation/expected/h100/kernels/choice4/choice-sweep.json.gz: the shapes that ran {key}",
+                fit_set=f"validation/expected/h100/kernels/choice5/choice-sweep.json.gz: {which}",
             )
             fig["value"] = float(f"{fig['value']:.4g}")
             if kind:  # an H100's fit, taken over: the same SMs at the same clocks
@@ -83,7 +84,7 @@ def block(source: str, kind: str | None) -> str:
                     "value": fig["value"],
                     "source": source,
                     "kind": kind,
-                    "note": f"an H100's figure (fitted to {fig['fit_cases']} shapes of its sweep), transferred: the same SMs and clocks",
+                    "note": f"an H100's figure (fitted to {fig['fit_cases']} records of its sweep), transferred: the same SMs and clocks",
                 }
             lines.append(f"    {key}: {_flow(fig)}")
     lines.append(END)

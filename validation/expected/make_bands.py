@@ -29,21 +29,6 @@ FEW = 20  # below this many cases the band is min..max, not percentiles
 FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
-    "h100/ops-wide60.json",
-    "h100/ops-wide61.json",
-    "h100/ops-wide62.json",
-    "h100/ops-wide63.json",
-    "h100/ops-small-rand2.json",
-    "h100/ops-wide64.json",
-    "h100/ops-wide65.json",
-    "h100/ops-wide66.json",
-    "h100/ops-wide67.json",
-    "h100/ops-small16-rand2.json",
-    "h100/ops-wide68.json",
-    "h100/ops-wide69.json",
-    "h100/ops-wide70.json",
-    "h100/ops-wide71.json",
-    "h100/ops-small16-rand3.json",
 )
 
 
