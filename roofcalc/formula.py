@@ -69,6 +69,15 @@ def _sqrt(x: Number) -> float:
     return math.sqrt(x)
 
 
+def _div(a: Any, b: Any) -> Any:
+    """Exact division of exact values (a Fraction); a float on either side divides as floats."""
+    if type(a) is int and type(b) is int:
+        return Fraction(a, b)  # one Fraction, not three (ZeroDivisionError for b = 0, as before)
+    if not isinstance(a, float) and not isinstance(b, float):
+        return Fraction(a) / Fraction(b)
+    return a / b
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
@@ -82,9 +91,7 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: (
-        (Fraction(a) / Fraction(b)) if not isinstance(a, float) and not isinstance(b, float) else a / b
-    ),
+    ast.Div: lambda a, b: _div(a, b),
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
     ast.Pow: lambda a, b: a**b,

@@ -9,8 +9,6 @@ import copy
 import gzip
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,8 @@ from roofcalc.expected.choice import (
 from roofcalc.hardware import load_hardware, load_hardware_file
 from roofcalc.probe.report import choice_figures
 from roofcalc.probe.runner import calibrated_hardware
+
+from .conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "validation" / "expected" / "h100" / "kernels"
@@ -90,13 +90,8 @@ def test_fit_tiles_recovers_a_line() -> None:
 def test_the_registry_map_is_the_committed_sweep() -> None:
     """hardware/h100.yaml's map and per-tile figures are what choice_map.py computes from the
     committed sweep with the probe's own code (and h200.yaml's, transferred), not edited by hand."""
-    r = subprocess.run(
-        [sys.executable, str(ROOT / "validation" / "expected" / "choice_map.py"), "--check"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
+    script = load_script(ROOT / "validation" / "expected" / "choice_map.py")
+    assert script.main(["--check"]) == 0, "python3 validation/expected/choice_map.py"
     sweep = json.loads(gzip.decompress((KERNELS / "choice5" / "choice-sweep.json.gz").read_bytes()))
     cmap = load_hardware("h100").expected.gemm_choice_map
     # fp32 (TF32 off): 351 (m, n) pairs x 23 depths; tf32, bf16 and fp16: 459 pairs (odd sides
@@ -260,6 +255,8 @@ def test_the_grid_lookup_is_the_nearest_entry() -> None:
     cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.value)
     rng = random.Random(7)
 
+    logs: dict[object, list[tuple[float, float, float, object]]] = {}
+
     def d2(c, m: int, n: int, k: int) -> float:  # type: ignore[no-untyped-def]
         return math.log(c.m / m) ** 2 + math.log(c.n / n) ** 2 + math.log(c.k / k) ** 2
 
@@ -268,8 +265,11 @@ def test_the_grid_lookup_is_the_nearest_entry() -> None:
         small, other, k = rng.randint(2, 16), int(2 ** rng.uniform(1, 14)), int(2 ** rng.uniform(1, 14))
         m, n = (small, other) if rng.random() < 0.5 else (other, small)
         got = cmap.nearest(dtype, m, n, k)
-        entries = cmap.classes[(dtype, aligned16(dtype, n, k))]
-        best = min(entries, key=lambda c: d2(c, m, n, k))
+        key = (dtype, aligned16(dtype, n, k))
+        if key not in logs:
+            logs[key] = [(math.log(c.m), math.log(c.n), math.log(c.k), c) for c in cmap.classes[key]]
+        lm, ln, lk = math.log(m), math.log(n), math.log(k)
+        best = min(logs[key], key=lambda e: (e[0] - lm) ** 2 + (e[1] - ln) ** 2 + (e[2] - lk) ** 2)[3]
         assert got is not None and d2(got, m, n, k) == pytest.approx(d2(best, m, n, k), abs=1e-12)
 
 

@@ -15,6 +15,8 @@ streaming, uses each card's own bandwidth figures in the model).
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import gzip
 import json
 import sys
@@ -38,7 +40,9 @@ def _flow(fig: dict) -> str:
     return json.dumps(fig, ensure_ascii=True)
 
 
-def block(source: str, kind: str | None) -> str:
+@functools.lru_cache(maxsize=1)
+def _sweep() -> tuple[dict, dict]:
+    """The committed sweep and the probe's figures of it (read and fitted once for both cards)."""
     doc = json.loads(gzip.decompress(SWEEP.read_bytes()))
     torch_v = doc["torch"]
     raw = {
@@ -52,6 +56,12 @@ def block(source: str, kind: str | None) -> str:
     figs = choice_figures(raw, int(doc["device"]["sm_count"]), notes)
     if notes or "gemm_choice_map" not in figs:
         sys.exit("choice_map.py: " + "; ".join(notes or ["no map"]))
+    return doc, figs
+
+
+def block(source: str, kind: str | None) -> str:
+    doc, figs = _sweep()
+    figs = copy.deepcopy(figs)
     cmap = figs["gemm_choice_map"]
     cmap["source"] = source
     cmap["note"] = (
@@ -91,10 +101,10 @@ def block(source: str, kind: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     stale = 0
     for name, source, kind in CARDS:
         path = ROOT / "hardware" / f"{name}.yaml"
