@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_serializer, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .dtypes import DTYPES
 from .errors import DomainError, InputError, RoofcalcError, SpecError, suggest
@@ -149,7 +149,8 @@ class ChoiceMapFigure(_Strict):
     """cuBLAS's measured kernel choices over a grid of GEMM shapes (roofcalc/expected/choice.py
     says what an entry holds): the probe's sweep on one card, on the libraries it names."""
 
-    value: list[str] = Field(min_length=1, max_length=60000)
+    # the entries, one a line (a block of text: one YAML scalar, quick to read back and to copy)
+    value: str
     source: str
     kind: Literal["measured", "transferred"]
     note: str | None = None
@@ -157,25 +158,24 @@ class ChoiceMapFigure(_Strict):
     # version may choose otherwise
     libraries: dict[str, str] = {}
 
-    @field_serializer("value")
-    def _as_block(self, v: list[str]) -> str:
-        """Written as one block of text, one entry a line (one YAML scalar, quick to read back)."""
-        return "\n".join(v) + "\n"
-
     @field_validator("value", mode="before")
     @classmethod
-    def _lines(cls, v: Any) -> Any:
-        """A block of text, one entry a line (how the registry's files keep a map: one scalar to
-        parse, not thousands), or a list of entries."""
-        return [line for line in v.splitlines() if line.strip()] if isinstance(v, str) else v
+    def _block(cls, v: Any) -> Any:
+        """A block of text, one entry a line, or a list of entries: checked (choice.check_block)
+        and kept as one block."""
+        from .expected.choice import check_block
 
-    @field_validator("value")
-    @classmethod
-    def _entries(cls, v: list[str]) -> list[str]:
-        from .expected.choice import check_entries
+        if isinstance(v, list):
+            if not all(isinstance(x, str) for x in v):
+                raise ValueError("entries must be strings, one entry each")
+            v = "\n".join(v)
+        if not isinstance(v, str):
+            raise ValueError(f"expected a block of text, one entry a line (got {type(v).__name__})")
+        return check_block(v)
 
-        check_entries(v)
-        return v
+    @property
+    def entries(self) -> list[str]:
+        return self.value.splitlines()
 
 
 class PositiveFigure(Figure):

@@ -96,7 +96,7 @@ def test_the_registry_map_is_the_committed_sweep() -> None:
     cmap = load_hardware("h100").expected.gemm_choice_map
     # fp32 (TF32 off): 351 (m, n) pairs x 23 depths; tf32, bf16 and fp16: 459 pairs (odd sides
     # added) x 28 depths (odd depths added)
-    assert cmap is not None and len(cmap.value) == len(sweep["cases"]) == 351 * 23 + 3 * 459 * 28
+    assert cmap is not None and len(cmap.entries) == len(sweep["cases"]) == 351 * 23 + 3 * 459 * 28
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"
@@ -252,7 +252,7 @@ def test_the_grid_lookup_is_the_nearest_entry() -> None:
 
     from roofcalc.expected.choice import aligned16
 
-    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.value)
+    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)
     rng = random.Random(7)
 
     logs: dict[object, list[tuple[float, float, float, object]]] = {}
@@ -294,8 +294,8 @@ def test_the_probe_report_with_its_choice_sweep(tmp_path: Path) -> None:
     reg = load_hardware("h100").expected.gemm_choice_map
     assert cal is not None and reg is not None
     key = lambda e: (e.dtype, e.m, e.n, e.k, e.family, e.tile)  # noqa: E731
-    mine = {key(parse_entry(t)) for t in cal.value}
-    theirs = {key(parse_entry(t)) for t in reg.value}
+    mine = {key(parse_entry(t)) for t in cal.entries}
+    theirs = {key(parse_entry(t)) for t in reg.entries}
     shapes = {k[:4] for k in theirs}
     assert {k for k in mine if k[:4] in shapes} <= theirs and len(mine) == 22410
 
@@ -429,3 +429,25 @@ def test_reduce_fit_and_the_model_use_it() -> None:
     est = _measured_reduce(c, k, near, 500, 2.0)
     a, b = dict(c.reduce_floor)["cublaslt"], dict(c.reduce_slice)["cublaslt"]
     assert est.seconds == pytest.approx(a + 500 * b) and est.grid == 1
+
+
+def test_a_map_is_kept_as_one_block_of_checked_entries() -> None:
+    """A map given as a list, or as text with blank lines, CRLF line ends and spaces around its
+    entries, is kept as one block (each entry stripped, one a line); none, too many or a
+    malformed one is refused naming the entry."""
+    from roofcalc.expected.choice import MAX_ENTRIES, check_block
+    from roofcalc.hardware import ChoiceMapFigure
+
+    a, b = "fp32 100x2x64 simt 32x128 4 3.00", "tf32 10x4x64 tensorop 64x64 1 4.0"
+    want = f"{a}\n{b}\n"
+    assert ChoiceMapFigure(value=[a, b], source="s", kind="measured").value == want
+    assert check_block(f"\r\n  {a}  \r\n\n{b}") == want
+    assert ChoiceMapFigure(value=want, source="s", kind="measured").entries == [a, b]
+    for bad, match in (("\n\n", "0 entries"), (f"{a}\nfp32 1x1 simt\n", "entry 1"), (a + "\n" * 2, None)):
+        if match is None:
+            assert check_block(bad) == a + "\n"
+            continue
+        with pytest.raises(ValueError, match=match):
+            check_block(bad)
+    with pytest.raises(ValueError, match="at most"):
+        check_block(f"{a}\n" * (MAX_ENTRIES + 1))

@@ -144,16 +144,15 @@ def _choice_map(hw: Hardware) -> ChoiceMap | None:
     cmap = hw.expected.gemm_choice_map
     if cmap is None:
         return None
-    texts = tuple(cmap.value)
-    found = _MAPS.get(texts)
+    found = _MAPS.get(cmap.value)
     if found is None:
         if len(_MAPS) >= 8:
             _MAPS.clear()
-        found = _MAPS[texts] = ChoiceMap.from_entries(texts)
+        found = _MAPS[cmap.value] = ChoiceMap.from_entries(cmap.entries)
     return found
 
 
-_MAPS: dict[tuple[str, ...], ChoiceMap] = {}  # parsed choice maps by their entries
+_MAPS: dict[str, ChoiceMap] = {}  # parsed choice maps by their entries
 
 
 def _card(hw: Hardware) -> Card:

@@ -162,21 +162,38 @@ _ENTRY = (
 )
 _BLOCK = re.compile(rf"(?:{_ENTRY}\n)*")
 MAX_ENTRY = 120  # characters of one entry (the longest well-formed one is under 80)
-_CHECKED: set[str] = set()  # blocks of entries that passed the one-pass check
+_CHECKED: set[str] = set()  # blocks of entries already checked (a calibration borrows its part's map)
+
+
+MAX_ENTRIES = 60000  # entries of one map (a sweep of 46,629 shapes is the registry's)
+
+
+def check_block(text: str) -> str:
+    """A map's block of entries, one a line, as it is kept: each entry stripped, blank lines gone,
+    a newline after each. ValueError naming the first malformed entry, or for none or too many."""
+    if not (text.endswith("\n") and text in _CHECKED):
+        if not (text.endswith("\n") and "\n\n" not in text and _BLOCK.fullmatch(text)):
+            entries = [t.strip() for t in text.splitlines() if t.strip()]
+            if len(entries) > MAX_ENTRIES:
+                raise ValueError(f"{len(entries):,} entries; at most {MAX_ENTRIES:,}")
+            check_entries(entries)
+            text = "".join(t + "\n" for t in entries)
+        if len(_CHECKED) >= 4:
+            _CHECKED.clear()
+        _CHECKED.add(text)
+    n = text.count("\n")
+    if not 1 <= n <= MAX_ENTRIES:
+        raise ValueError(f"{n:,} entries; at least 1 and at most {MAX_ENTRIES:,}")
+    return text
 
 
 def check_entries(texts: list[str]) -> None:
     """ValueError naming the first malformed entry (as parse_entry words it), else None. Entries
     in the form the probe writes pass in one regular-expression pass; others are parsed one by one."""
-    if all(len(t) <= MAX_ENTRY and "\n" not in t for t in texts):
-        block = "".join(t.strip() + "\n" for t in texts)
-        if block in _CHECKED:  # the same map validated again (a calibration borrows its part's)
-            return
-        if _BLOCK.fullmatch(block):
-            if len(_CHECKED) >= 4:
-                _CHECKED.clear()
-            _CHECKED.add(block)
-            return
+    if all(len(t) <= MAX_ENTRY and "\n" not in t for t in texts) and _BLOCK.fullmatch(
+        "".join(t.strip() + "\n" for t in texts)
+    ):
+        return
     for i, text in enumerate(texts):
         try:
             parse_entry(text)

@@ -992,7 +992,7 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
 def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
     """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
     tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
-    from ..expected.choice import DTYPES, Choice, classify, fit_reduce, fit_tiles, reduce_kernel
+    from ..expected.choice import DTYPES, MAX_ENTRIES, Choice, classify, fit_reduce, fit_tiles, reduce_kernel
 
     torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
     records = torch_raw.get("gemm_choices")
@@ -1024,7 +1024,7 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
         notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
         return {}
-    if not choices or len(choices) > 60000:  # none, or more than a map file holds
+    if not choices or len(choices) > MAX_ENTRIES:  # none, or more than a map file holds
         return {}
     libs = _libraries(raw)
     out: dict[str, Any] = {
