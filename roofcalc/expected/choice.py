@@ -49,9 +49,9 @@ ELEMENT = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 # other small or large (24-16,000, log-spaced, not powers of two only: cuBLAS treats some sizes
 # apart), at depths of 16-16,384 (powers of two, and the mixed depths below): 351 (m, n) pairs x
 # 23 depths = 8,073 shapes for fp32. The TF32 and 16-bit kernels depend on the leading dimensions'
-# alignment (16 bytes, 4, or less), so their grid adds odd large sides and odd depths: 459 pairs x
-# 28 depths = 12,852 shapes a dtype (without them a TF32 product with an odd large side found its
-# nearest shape among few-column ones).
+# alignment (16 bytes, 4, or less), so their grid adds odd large sides, odd depths and depths of
+# every alignment: 459 pairs x 32 depths (tf32) or 36 (bf16, fp16), 55,809 shapes in all (without
+# the odd sides a TF32 product with an odd large side found its nearest shape among few-column ones).
 GRID_SMALL = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 GRID_LARGE = (24, 40, 64, 100, 160, 256, 400, 640, 1000, 1600, 2560, 4000, 6400, 10000, 16000)
 GRID_K = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -64,6 +64,15 @@ GRID_K_ODD = (33, 129, 513, 2049, 8193)
 # and not kept: the largest power of two dividing k as a fourth dimension of the distance; on the
 # development sets 182 of 220 within [0.8, 1.25] against 192 without it.)
 GRID_K_MIXED = (296, 1000, 3000, 9000, 288, 992, 3040, 8992, 384, 896, 2944, 8832)
+# Depths whose rows of A are aligned to 4 and to 8 bytes only (not 16, not 2): with GRID_K_ODD and
+# the depths above, every alignment class has depths of its own, not only the few columns whose
+# rows give it (without them, bf16 3 x 336 x 1132, 8-byte aligned by its depth, found its nearest
+# shape at 100 columns, the only large side of that class)
+GRID_K_ALIGNED = {
+    "tf32": (102, 1002, 4002, 9002),  # 8 bytes (odd depths are its 4)
+    "bf16": (102, 1002, 4002, 9002, 100, 1004, 4004, 9004),  # 4 bytes, then 8
+    "fp16": (102, 1002, 4002, 9002, 100, 1004, 4004, 9004),
+}
 # The map speaks for products whose smaller side, m or n, is at most this (the others are the
 # tile search's); FP32 products of 2-16 rows that gemmSN or the serial split-K kernel runs are
 # mapped apart in gemm.py, before this map is asked.
@@ -75,7 +84,7 @@ def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     sides: tuple[int, ...] = GRID_SMALL + GRID_LARGE
     depths: tuple[int, ...] = GRID_K + GRID_K_MIXED
     if dtype != "fp32":  # TF32 and 16-bit kernels depend on the leading dimensions' alignment
-        sides, depths = sides + GRID_LARGE_ODD, depths + GRID_K_ODD
+        sides, depths = sides + GRID_LARGE_ODD, depths + GRID_K_ODD + GRID_K_ALIGNED.get(dtype, ())
     depths = tuple(sorted(depths))
     return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in depths]
 
@@ -165,7 +174,7 @@ MAX_ENTRY = 120  # characters of one entry (the longest well-formed one is under
 _CHECKED: set[str] = set()  # blocks of entries already checked (a calibration borrows its part's map)
 
 
-MAX_ENTRIES = 60000  # entries of one map (a sweep of 46,629 shapes is the registry's)
+MAX_ENTRIES = 60000  # entries of one map (the registry's sweep has 55,809)
 
 
 def check_block(text: str) -> str:

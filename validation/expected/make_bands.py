@@ -29,13 +29,6 @@ FEW = 20  # below this many cases the band is min..max, not percentiles
 FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
-    "h100/ops-wide72.json",
-    "h100/ops-wide73.json",
-    "h100/ops-wide74.json",
-    "h100/ops-wide75.json",
-    "h100/ops-small16-rand4.json",
-    "h100/ops-small-rand3.json",
-    "h100/ops-tall-rand3.json",
 )
 
 
