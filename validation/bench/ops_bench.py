@@ -607,7 +607,25 @@ def small_side_random_cases(seed: int, n: int = 80, dtypes: tuple[str, ...] = ("
     return cs
 
 
-PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases,
+def layernorm_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
+    """LayerNorm with few to many rows (1-256, log-uniform) of 1-16384 elements (log-uniform, half
+    of them a multiple of 8 from 16 up, as the plans' sizes are drawn), fp32, bf16 or fp16: the
+    two-kernel path (rows not a multiple of 4 elements) and the vectorized one. Seed 1 a hold-out."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, str]] = set()
+    while len(cs) < n:
+        rows, cols, dt = size(1, 256), size(1, 16384), rng.choice(("fp32", "bf16", "fp16"))
+        if (rows, cols, dt) not in seen:
+            seen.add((rows, cols, dt))
+            cs.append(layernorm_case(rows, cols, dt))
+    return cs
+
+
+PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
