@@ -30,7 +30,6 @@ FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
     "h100/ops-wide76.json",
-    "h100/ops-wide77.json",
     "h100/ops-wide78.json",
     "h100/ops-wide79.json",
     "h100/ops-small16-rand5.json",
