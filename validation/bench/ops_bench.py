@@ -635,7 +635,9 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: 
          "tall-rand3": lambda: tall_random_cases(3), "small-rand3": lambda: small_side_random_cases(3),
          "small16-rand4": lambda: small_side_random_cases(4, dtypes=("bf16", "fp16")),
          "small16-rand5": lambda: small_side_random_cases(5, dtypes=("bf16", "fp16")),
-         "small-rand4": lambda: small_side_random_cases(4)}
+         "small-rand4": lambda: small_side_random_cases(4),
+         "small16-rand6": lambda: small_side_random_cases(6, dtypes=("bf16", "fp16")),
+         "small-rand5": lambda: small_side_random_cases(5), "tall-rand4": lambda: tall_random_cases(4)}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
