@@ -48,9 +48,9 @@ ELEMENT = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 # The probe's sweep, per dtype: every (m, n) with one of them small (2-16, GRID_SMALL) and the
 # other small or large (24-16,000, log-spaced, not powers of two only: cuBLAS treats some sizes
 # apart), at depths of 16-16,384 (powers of two, and the mixed depths below): 351 (m, n) pairs x
-# 23 depths = 8,073 shapes for fp32. The TF32 and 16-bit kernels depend on the leading dimensions'
+# 25 depths = 8,775 shapes for fp32. The TF32 and 16-bit kernels depend on the leading dimensions'
 # alignment (16 bytes, 4, or less), so their grid adds odd large sides, odd depths and depths of
-# every alignment: 459 pairs x 32 depths (tf32) or 36 (bf16, fp16), 55,809 shapes in all (without
+# every alignment: 459 pairs x 34 depths (tf32) or 38 (bf16, fp16), 59,265 shapes in all (without
 # the odd sides a TF32 product with an odd large side found its nearest shape among few-column ones).
 GRID_SMALL = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 GRID_LARGE = (24, 40, 64, 100, 160, 256, 400, 640, 1000, 1600, 2560, 4000, 6400, 10000, 16000)
@@ -64,6 +64,10 @@ GRID_K_ODD = (33, 129, 513, 2049, 8193)
 # and not kept: the largest power of two dividing k as a fourth dimension of the distance; on the
 # development sets 182 of 220 within [0.8, 1.25] against 192 without it.)
 GRID_K_MIXED = (296, 1000, 3000, 9000, 288, 992, 3040, 8992, 384, 896, 2944, 8832)
+# Depths between 4,096 and 8,192 (an odd multiple of 128, and of 8): cuBLAS changes kernel inside
+# that octave (fp32 60 x 3: a SIMT kernel and a 9 us reduction at 4,096, xmma's 264 slices and a
+# 64 us reduction from about 4,400 on), where the grid had no depth
+GRID_K_MID = (4992, 6600)
 # Depths whose rows of A are aligned to 4 and to 8 bytes only (not 16, not 2): with GRID_K_ODD and
 # the depths above, every alignment class has depths of its own, not only the few columns whose
 # rows give it (without them, bf16 3 x 336 x 1132, 8-byte aligned by its depth, found its nearest
@@ -82,7 +86,7 @@ MAP_MAX_SMALL = 16
 def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     """The (m, n, k) of the probe's sweep, for one dtype."""
     sides: tuple[int, ...] = GRID_SMALL + GRID_LARGE
-    depths: tuple[int, ...] = GRID_K + GRID_K_MIXED
+    depths: tuple[int, ...] = GRID_K + GRID_K_MIXED + GRID_K_MID
     if dtype != "fp32":  # TF32 and 16-bit kernels depend on the leading dimensions' alignment
         sides, depths = sides + GRID_LARGE_ODD, depths + GRID_K_ODD + GRID_K_ALIGNED.get(dtype, ())
     depths = tuple(sorted(depths))
@@ -174,7 +178,7 @@ MAX_ENTRY = 120  # characters of one entry (the longest well-formed one is under
 _CHECKED: set[str] = set()  # blocks of entries already checked (a calibration borrows its part's map)
 
 
-MAX_ENTRIES = 60000  # entries of one map (the registry's sweep has 55,809)
+MAX_ENTRIES = 100000  # entries of one map (the registry's sweep has 59,265)
 
 
 def check_block(text: str) -> str:

@@ -30,13 +30,8 @@ FRESH_HOLDOUTS = (
     "h200/ops-rand34.json",
     "h200/ops-rand35.json",
     "h100/ops-wide76.json",
-    "h100/ops-wide78.json",
-    "h100/ops-wide79.json",
     "h100/ops-small16-rand5.json",
-    "h100/ops-small-rand4.json",
     "h100/ops-wide80.json",
-    "h100/ops-wide81.json",
-    "h100/ops-wide82.json",
     "h100/ops-wide83.json",
     "h100/ops-ln-rand1.json",
 )
