@@ -387,7 +387,7 @@ def _compile_binop(node: ast.BinOp) -> Callable[[Mapping[str, Value]], Value]:
         def binop(env: Mapping[str, Value]) -> Value:
             a = left(env)
             b = right(env)
-            if type(a) is str or type(b) is str:
+            if isinstance(a, str) or isinstance(b, str):
                 raise EvalError("arithmetic on a string")
             return check(op(a, b))
 

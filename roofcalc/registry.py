@@ -93,6 +93,7 @@ _SHAPING_MODULES = (
     "specfile",
     "units",
     "impl/named",
+    "expected/choice",  # a map's entries are checked and kept as its code says (check_block)
 )
 
 

@@ -361,9 +361,9 @@ def hw_show(c: Console, hw: Hardware) -> None:
             note = PEAK_MEANING[path.split(".")[1]] + ("; " + note if note else "")
         if isinstance(fig, ChoiceMapFigure):  # a map of measured kernel choices: its size, not its entries
             libs = ", ".join(f"{k} {v}" for k, v in fig.libraries.items())
-            note = f"{len(fig.value):,} shapes" + (f" on {libs}" if libs else "") + ("; " + note if note else "")
+            note = f"{len(fig.entries):,} shapes" + (f" on {libs}" if libs else "") + ("; " + note if note else "")
             notes.append(note)
-            t.add_row(esc(path), f"{len(fig.value):,} shapes", fig.kind, esc(fig.source), str(len(notes)))
+            t.add_row(esc(path), f"{len(fig.entries):,} shapes", fig.kind, esc(fig.source), str(len(notes)))
             continue
         value = _fig_value(path, fig.value)
         if len(value) > 14:  # a list: its items go to the notes, the table keeps its width

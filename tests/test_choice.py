@@ -451,3 +451,50 @@ def test_a_map_is_kept_as_one_block_of_checked_entries() -> None:
             check_block(bad)
     with pytest.raises(ValueError, match="at most"):
         check_block(f"{a}\n" * (MAX_ENTRIES + 1))
+
+
+def test_hw_show_counts_the_maps_shapes() -> None:
+    """`hw show` gives the map's size in shapes (its entries), not the length of its text."""
+    from .conftest import run
+
+    res = run("hw", "show", "h100")
+    n = len(load_hardware("h100").expected.gemm_choice_map.entries)  # type: ignore[union-attr]
+    assert res.exit_code == 0 and f"{n:,} shapes" in res.stdout.replace("\n", " ") and n > 50000
+
+
+def test_a_malformed_line_after_many_good_ones_is_refused_at_once() -> None:
+    """The one-pass check reads each entry one way only: a bad line after 40 good entries whose
+    durations have many digits under 1 us (each readable several ways by a looser pattern, which
+    then backtracks through all of them) is refused in one pass. Run apart, with a limit, so that
+    a regression fails instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    code = (
+        "from roofcalc.expected.choice import check_block\n"
+        "text = 'fp32 2x2x16 sn - 1 0.111111\\n' * 40 + 'fp32 2x2x16 sn - 1 bad\\n'\n"
+        "try:\n    check_block(text)\nexcept ValueError as e:\n    print('refused', 'entry 40' in str(e))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "refused True", out.stderr
+
+
+def test_a_malformed_reduction_record_leaves_the_rest_of_the_sweep() -> None:
+    """A sweep record whose reduction has a grid or duration that is no number is left out of the
+    reductions' fit; the map and the other figures stand. One slice count for every reduction
+    gives no line."""
+    from roofcalc.expected.choice import _relative_line
+
+    good = {"name": "cublasLt::splitKreduce_kernel", "grid": [1, 1, 1], "duration_s": 2e-6}
+    assert reduce_kernel([{"name": SIMT}, good]) == ("cublaslt", 1, 2e-6)
+    for bad in ({"grid": [None, 1, 1]}, {"grid": [-5, 1, 1]}, {"duration_s": None}, {"duration_s": float("nan")}):
+        assert reduce_kernel([{"name": SIMT}, {**good, **bad}]) is None
+    sweep = json.loads(gzip.decompress((KERNELS / "choice1" / "choice-sweep.json.gz").read_bytes()))["cases"][:300]
+    broken = copy.deepcopy(sweep)
+    two = [r for r in broken if len(r["kernels"]) > 1 and reduce_kernel(r["kernels"]) is not None]
+    assert two
+    two[0]["kernels"][-1]["grid"] = [None, 1, 1]
+    notes: list[str] = []
+    out = choice_figures({"torch": {"gemm_choices": broken}}, 132, notes)
+    assert not notes and len(out["gemm_choice_map"]["value"].splitlines()) == 300
+    assert _relative_line([(100.0, 3e-6 * (1 + 0.01 * i)) for i in range(5)]) is None

@@ -171,7 +171,9 @@ _N = r"[1-9][0-9]{0,9}"
 _ENTRY = (
     rf"(?:fp32|tf32|bf16|fp16) {_N}x{_N}x{_N} "
     r"(?:(?:simt|xmma|tensorop|nvjet) [1-9][0-9]{0,3}x[1-9][0-9]{0,3}|(?:sn|gemv|other) -) "
-    r"[1-9][0-9]{0,4} (?:[1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.[0-9]{0,5}[1-9][0-9]{0,5})"
+    # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
+    # malformed line after many good ones costs one pass, not a backtrack through them all
+    r"[1-9][0-9]{0,4} (?:[1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
 )
 _BLOCK = re.compile(rf"(?:{_ENTRY}\n)*")
 MAX_ENTRY = 120  # characters of one entry (the longest well-formed one is under 80)
@@ -265,6 +267,8 @@ class ChoiceMap:
 
     @classmethod
     def from_entries(cls, texts: Iterable[str]) -> ChoiceMap:
+        if isinstance(texts, str):  # a block of text is not a list of entries (its characters)
+            raise TypeError("ChoiceMap.from_entries takes the entries, not one block of text")
         return cls(tuple(texts))
 
     @cached_property
@@ -368,10 +372,15 @@ def reduce_kernel(kernels: list[Mapping[str, Any]]) -> tuple[str, int, float] | 
     last = kernels[-1]
     name = str(last.get("name", ""))[:MAX_NAME]
     which = "cublaslt" if "splitKreduce" in name else "xmma" if "xmma" in name and "split" in name else None
-    grid = last.get("grid")
+    grid, seconds = last.get("grid"), last.get("duration_s")
     if which is None or not isinstance(grid, list) or len(grid) != 3:
         return None
-    return which, int(grid[0]) * int(grid[1]) * int(grid[2]), float(last["duration_s"])
+    # a malformed record's reduction is left out (the rest of the sweep stands)
+    if not all(type(g) is int and 1 <= g < 2**31 for g in grid):
+        return None
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 < seconds < 10:
+        return None
+    return which, grid[0] * grid[1] * grid[2], float(seconds)
 
 
 def fit_reduce(
@@ -402,7 +411,9 @@ def _relative_line(pts: list[tuple[float, float]]) -> tuple[float, float] | None
     s_y = sum(1 / d for _, d in pts)
     s_xy = sum(w / d for w, d in pts)
     det = s_w * s_xx - s_x * s_x
-    if det <= 0:
+    # one x for every point (all reductions of one slice count) leaves the line undetermined:
+    # det is then rounding noise, not a slope
+    if not math.isfinite(det) or det <= 1e-9 * s_w * s_xx:
         return None
     a = (s_y * s_xx - s_x * s_xy) / det
     b = (s_w * s_xy - s_x * s_y) / det

@@ -329,7 +329,7 @@ def _gemm_measured_choice(
     # depths, bf16 at 257-563; tried and not kept: slices of the measured depth there too, 184 of
     # 220 of the development sets within [0.8, 1.25] against 192)
     per_slice = math.ceil(near.k / near.splits)
-    splits = near.splits if k.k > near.k else max(1, min(k.k, round(k.k / per_slice)))
+    splits = min(near.splits, k.k) if k.k > near.k else max(1, min(k.k, round(k.k / per_slice)))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
     out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials

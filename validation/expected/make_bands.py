@@ -34,6 +34,13 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide80.json",
     "h100/ops-wide83.json",
     "h100/ops-ln-rand1.json",
+    "h100/ops-wide84.json",
+    "h100/ops-wide85.json",
+    "h100/ops-wide86.json",
+    "h100/ops-wide87.json",
+    "h100/ops-small16-rand6.json",
+    "h100/ops-small-rand5.json",
+    "h100/ops-tall-rand4.json",
 )
 
 

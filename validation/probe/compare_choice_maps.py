@@ -21,8 +21,8 @@ def main() -> None:
     reg = load_hardware("h100").expected.gemm_choice_map
     cal = load_hardware_file(HERE / "h100-choice" / "calibration.yaml").expected.gemm_choice_map
     assert reg is not None and cal is not None
-    a = {(c.dtype, c.m, c.n, c.k): c for c in ChoiceMap.from_entries(reg.value).entries}
-    b = {(c.dtype, c.m, c.n, c.k): c for c in ChoiceMap.from_entries(cal.value).entries}
+    a = {(c.dtype, c.m, c.n, c.k): c for c in ChoiceMap.from_entries(reg.entries).entries}
+    b = {(c.dtype, c.m, c.n, c.k): c for c in ChoiceMap.from_entries(cal.entries).entries}
     both = sorted(set(a) & set(b))
     same_kernel = sum(a[s].family == b[s].family and a[s].tile == b[s].tile for s in both)
     same_split = sum(a[s].family == b[s].family and a[s].tile == b[s].tile and a[s].splits == b[s].splits for s in both)
