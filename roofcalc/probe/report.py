@@ -1037,35 +1037,42 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
             **({"libraries": libs} if libs else {}),
         }
     }
-    how = "least squares in relative error of profiled time = fixed + busiest SM's padded work / rate"
-    for key, (floor, rate, n) in fit_tiles(choices, sms).items():
-        fit_set = f"this probe's GEMM choice sweep, the shapes that ran {key} (expected.gemm_choice_map)"
-        for name, value in (("gemm_choice_floor_s", floor), ("gemm_choice_flops_per_sm", rate)):
-            if MIN_FIGURE <= value <= MAX_FIGURE:
-                fig = {
-                    "value": value,
-                    "source": "probe",
-                    "kind": "fitted",
-                    "fit_set": fit_set,
-                    "fit_cases": n,
-                    "note": how,
-                }
-                out.setdefault(name, {})[key] = fig
-    how = "least squares in relative error of profiled time = fixed + slices x per-slice, over one-wave reductions"
-    for key, (floor, per_slice, n) in fit_reduce(reductions, sms).items():
-        fit_set = f"this probe's GEMM choice sweep, the {key} split-K reductions of one wave (expected.gemm_choice_map)"
-        for name, value in (("gemm_reduce_floor_s", floor), ("gemm_reduce_slice_s", per_slice)):
-            if MIN_FIGURE <= value <= MAX_FIGURE:
-                fig = {
-                    "value": value,
-                    "source": "probe",
-                    "kind": "fitted",
-                    "fit_set": fit_set,
-                    "fit_cases": n,
-                    "note": how,
-                }
-                out.setdefault(name, {})[key] = fig
+    _put_fitted(
+        out,
+        ("gemm_choice_floor_s", "gemm_choice_flops_per_sm"),
+        fit_tiles(choices, sms),
+        "the shapes that ran {key}",
+        "least squares in relative error of profiled time = fixed + busiest SM's padded work / rate",
+    )
+    _put_fitted(
+        out,
+        ("gemm_reduce_floor_s", "gemm_reduce_slice_s"),
+        fit_reduce(reductions, sms),
+        "the {key} split-K reductions of one wave",
+        "least squares in relative error of profiled time = fixed + slices x per-slice, over one-wave reductions",
+    )
     return out
+
+
+def _put_fitted(
+    out: dict[str, Any], names: tuple[str, str], fits: dict[str, tuple[float, float, int]], which: str, how: str
+) -> None:
+    """Two fitted figures per key (a fixed cost and a rate or step) into ``out[name][key]``, each
+    with its fit set (``which`` names the sweep's records it was fitted to) and count, where in
+    range."""
+    for key, (first, second, n) in fits.items():
+        fit_set = f"this probe's GEMM choice sweep, {which.format(key=key)} (expected.gemm_choice_map)"
+        for name, value in zip(names, (first, second), strict=True):
+            if MIN_FIGURE <= value <= MAX_FIGURE:
+                fig = {
+                    "value": value,
+                    "source": "probe",
+                    "kind": "fitted",
+                    "fit_set": fit_set,
+                    "fit_cases": n,
+                    "note": how,
+                }
+                out.setdefault(name, {})[key] = fig
 
 
 def _interconnect_figures(ic: InterconnectReport, hw: Hardware, put: Any, notes: list[str]) -> None:
