@@ -326,8 +326,8 @@ def _gemm_measured_choice(
     assert near.tile is not None
     # k cut as there: slices of the depth they had, down to its count; deeper than the measured
     # shape, its count with deeper slices (cuBLAS's counts stop growing somewhere past the grid's
-    # depths, bf16 at 257-563; tried and not kept: slices of the measured depth there too, 184 of
-    # 220 of the development sets within [0.8, 1.25] against 192)
+    # depths, bf16 at 257-563; tried and not kept: slices of the measured depth there too, 188 of
+    # 220 of the development sets within [0.8, 1.25] against 191)
     per_slice = math.ceil(near.k / near.splits)
     splits = min(near.splits, k.k) if k.k > near.k else max(1, min(k.k, round(k.k / per_slice)))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
