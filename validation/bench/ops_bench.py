@@ -625,7 +625,28 @@ def layernorm_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     return cs
 
 
+def vector_side_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
+    """GEMMs with one row or one column (either at random), the other side and the depth
+    log-uniform in 1-16384 (half of those from 16 up a multiple of 8), fp32 with TF32 off or on:
+    cuBLAS's GEMV kernels (kernels/vec1). Seed 1 a hold-out."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int, str]] = set()
+    while len(cs) < n:
+        other, k = size(2, 16384), size(1, 16384)
+        m, nn = (other, 1) if rng.random() < 0.5 else (1, other)
+        dt = rng.choice(("fp32", "tf32"))
+        if (m, nn, k, dt) not in seen:
+            seen.add((m, nn, k, dt))
+            cs.append(gemm_case(m, nn, k, dt))
+    return cs
+
+
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
+         "vec-rand1": lambda: vector_side_random_cases(1),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
