@@ -41,10 +41,6 @@ FRESH_HOLDOUTS = (
     "h100/ops-small16-rand6.json",
     "h100/ops-small-rand5.json",
     "h100/ops-tall-rand4.json",
-    "h100/ops-wide88.json",
-    "h100/ops-wide89.json",
-    "h100/ops-wide90.json",
-    "h100/ops-wide91.json",
 )
 
 
