@@ -41,6 +41,11 @@ FRESH_HOLDOUTS = (
     "h100/ops-small16-rand6.json",
     "h100/ops-small-rand5.json",
     "h100/ops-tall-rand4.json",
+    "h100/ops-wide92.json",
+    "h100/ops-wide93.json",
+    "h100/ops-wide94.json",
+    "h100/ops-wide95.json",
+    "h100/ops-vec-rand1.json",
 )
 
 
