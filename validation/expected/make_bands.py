@@ -41,11 +41,14 @@ FRESH_HOLDOUTS = (
     "h100/ops-small16-rand6.json",
     "h100/ops-small-rand5.json",
     "h100/ops-tall-rand4.json",
-    "h100/ops-wide92.json",
     "h100/ops-wide93.json",
     "h100/ops-wide94.json",
     "h100/ops-wide95.json",
     "h100/ops-vec-rand1.json",
+    "h100/ops-wide96.json",
+    "h100/ops-wide97.json",
+    "h100/ops-wide98.json",
+    "h100/ops-wide99.json",
 )
 
 
