@@ -815,18 +815,55 @@ def llama_ops(torch: Any, reps: int) -> list[dict[str, Any]]:
     return out
 
 
-def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | None = None) -> list[dict[str, Any]]:
-    """Which kernels cuBLAS runs for products with a small side (few rows or few columns): FP32 with
-    TF32 off and on, bf16 and fp16, over a grid of shapes per dtype (roofcalc/expected/choice.py
-    grid_shapes): each shape's torch.matmul once to warm cuBLAS's heuristic, then every shape once
-    under the profiler, a sleep kernel between shapes to tell their kernels apart. Each record:
-    dtype, m, n, k and the kernels (name, grid, profiled duration) in launch order."""
+def profiled_kernels(torch: Any, calls: list[Any], block: bool = False) -> list[list[dict[str, Any]]]:
+    """Each call's kernels in launch order (name, grid, its block if asked, profiled duration): the
+    calls run once (cuBLAS picks and caches its kernel on the first), then once each under the
+    profiler with a sleep kernel between them to tell their kernels apart."""
     import json
     import os
     import tempfile
 
     from torch.profiler import ProfilerActivity, profile  # type: ignore[import-not-found]
 
+    for c in calls:
+        c()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for c in calls:
+            torch.cuda._sleep(1000)
+            c()
+        torch.cuda._sleep(1000)
+        torch.cuda.synchronize()
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f).get("traceEvents", [])
+    finally:
+        os.unlink(path)
+    groups: list[list[dict[str, Any]]] = []
+    for e in sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0)):
+        if "spin_kernel" in str(e.get("name")):
+            groups.append([])
+        elif groups:
+            a = e.get("args") or {}
+            rec = {"name": e.get("name"), "grid": a.get("grid")}
+            if block:
+                rec["block"] = a.get("block")
+            rec["duration_s"] = (e.get("dur") or 0) * 1e-6
+            groups[-1].append(rec)
+    if len(groups) != len(calls) + 1:
+        raise RuntimeError(f"the profiler's trace holds {len(groups) - 1} calls' kernels, not {len(calls)}")
+    return groups[:-1]
+
+
+def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | None = None) -> list[dict[str, Any]]:
+    """Which kernels cuBLAS runs for products with a small side (few rows or few columns): FP32 with
+    TF32 off and on, bf16 and fp16, over a grid of shapes per dtype (roofcalc/expected/choice.py
+    grid_shapes): each shape's torch.matmul once to warm cuBLAS's heuristic, then every shape once
+    under the profiler, a sleep kernel between shapes to tell their kernels apart. Each record:
+    dtype, m, n, k and the kernels (name, grid, profiled duration) in launch order."""
     if shapes is None:
         from ..expected.choice import DTYPES, grid_shapes
 
@@ -845,38 +882,10 @@ def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | Non
                 return torch.matmul(a_buf[: m * k].view(m, k), b_buf[: k * n].view(k, n))
 
             _set_tf32(torch, dtype == "tf32")
-            for m, n, k in grid:  # cuBLAS picks (and caches) its kernel on the first call
-                call(m, n, k)
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for m, n, k in grid:
-                    torch.cuda._sleep(1000)
-                    call(m, n, k)
-                torch.cuda._sleep(1000)
-                torch.cuda.synchronize()
-            fd, path = tempfile.mkstemp(suffix=".json")
-            os.close(fd)
-            try:
-                prof.export_chrome_trace(path)
-                with open(path) as f:
-                    events = json.load(f).get("traceEvents", [])
-            finally:
-                os.unlink(path)
-            kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0))
-            groups: list[list[dict[str, Any]]] = []
-            for e in kernels:
-                if "spin_kernel" in str(e.get("name")):
-                    groups.append([])
-                elif groups:
-                    a = e.get("args") or {}
-                    groups[-1].append(
-                        {"name": e.get("name"), "grid": a.get("grid"), "duration_s": (e.get("dur") or 0) * 1e-6}
-                    )
-            if len(groups) != len(grid) + 1:
-                raise RuntimeError(f"the profiler's trace holds {len(groups) - 1} shapes' kernels, not {len(grid)}")
+            groups = profiled_kernels(torch, [lambda m=m, n=n, k=k: call(m, n, k) for m, n, k in grid])
             out += [
                 {"dtype": dtype, "m": m, "n": n, "k": k, "kernels": g}
-                for (m, n, k), g in zip(grid, groups[:-1], strict=True)
+                for (m, n, k), g in zip(grid, groups, strict=True)
             ]
             del a_buf, b_buf, call  # call's defaults hold the buffers too
     finally:

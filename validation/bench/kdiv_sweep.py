@@ -15,10 +15,8 @@ Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 import time
 
 import torch
@@ -27,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 import benchlib  # noqa: E402
 
-from roofcalc.probe.torch_ops import gemm_choices  # noqa: E402
+from roofcalc.probe.torch_ops import gemm_choices, profiled_kernels  # noqa: E402
 
 PAIRS = ((2, 2), (2, 6), (3, 2), (4, 2), (6, 10), (7, 2), (8, 2), (10, 4), (12, 10), (13, 10), (16, 16),
          (2, 16), (16, 2), (60, 3), (3, 60), (8, 1000), (1000, 8), (4, 4000), (4000, 4))
@@ -48,38 +46,8 @@ def depths() -> list[int]:
 
 
 def profiled(calls: list) -> list[list[dict]]:
-    """Each call's kernels (name, grid, duration), the calls run once to warm, then once each under
-    the profiler with a sleep kernel between them."""
-    from torch.profiler import ProfilerActivity, profile
-
-    for c in calls:
-        c()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for c in calls:
-            torch.cuda._sleep(1000)
-            c()
-        torch.cuda._sleep(1000)
-        torch.cuda.synchronize()
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f).get("traceEvents", [])
-    finally:
-        os.unlink(path)
-    groups: list[list[dict]] = []
-    for e in sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0)):
-        if "spin_kernel" in str(e.get("name")):
-            groups.append([])
-        elif groups:
-            a = e.get("args") or {}
-            groups[-1].append({"name": e.get("name"), "grid": a.get("grid"), "block": a.get("block"),
-                               "duration_s": (e.get("dur") or 0) * 1e-6})
-    if len(groups) != len(calls) + 1:
-        raise RuntimeError(f"{len(groups) - 1} groups of kernels for {len(calls)} calls")
-    return groups[:-1]
+    """Each call's kernels (name, grid, block, duration): roofcalc/probe/torch_ops.py profiled_kernels."""
+    return profiled_kernels(torch, calls, block=True)
 
 
 def batched() -> list[dict]:
