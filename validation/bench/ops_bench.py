@@ -645,8 +645,29 @@ def vector_side_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     return cs
 
 
+def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
+    """GEMMs of large outputs and a shallow depth: both sides log-uniform in 512-16384 and the
+    depth in 1-512 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16 and fp16:
+    where the stores of the output, not the k-loop, take most of a kernel's time (the stores of
+    a pre-Hopper kernel's waves, roofcalc/expected/gemm.py). Seed 1 a hold-out (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int, str]] = set()
+    while len(cs) < n:
+        m, nn, k = size(512, 16384), size(512, 16384), size(1, 512)
+        dt = rng.choice(("fp32", "tf32", "bf16", "fp16"))
+        if (m, nn, k, dt) not in seen:
+            seen.add((m, nn, k, dt))
+            cs.append(gemm_case(m, nn, k, dt))
+    return cs
+
+
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
          "vec-rand1": lambda: vector_side_random_cases(1),
+         "shallow-rand1": lambda: shallow_random_cases(1),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
