@@ -631,10 +631,11 @@ def _gemm_tiling(c: Card, k: Kernel, p: _GemmPlan, tm: int, tn: int) -> _Tiling:
     # the first wave's operands arriving and its results stored are the kernel's fixed
     # cost (gemm_floor, measured); later waves pay their own round trips
     t_wave = max(t_tile, t_steps)
+    t_out = _unhidden_stores(c, k, p, bw)
     if p.floor:
-        t = p.floor + max(waves * t_wave + (waves - 1) * 2 * c.latency, t_mem)
+        t = p.floor + max(waves * t_wave + t_out + (waves - 1) * 2 * c.latency, t_mem)
     else:
-        t = max(waves * (t_wave + 2 * c.latency), t_mem)
+        t = max(waves * (t_wave + 2 * c.latency) + t_out, t_mem)
     t_red = 0.0
     if split > 1:  # fp32 partial tiles written, then read back by a reduction kernel
         part = k.m * k.n * 4 * split * k.batch
@@ -644,8 +645,27 @@ def _gemm_tiling(c: Card, k: Kernel, p: _GemmPlan, tm: int, tn: int) -> _Tiling:
         f"{tm}x{tn} tiles: {tiles:,}"
         + (f" x {split} k-splits" if split > 1 else "")
         + f" = {waves} wave(s) over {c.sms} SMs"
+        + (f"; {t_out * 1e6:,.1f} us of stores beyond the L2 after the k-loops (a pre-Hopper kernel)" if t_out else "")
     )
     return t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory"
+
+
+def _unhidden_stores(c: Card, k: Kernel, p: _GemmPlan, bw: float) -> float:
+    """The time a pre-Hopper GEMM kernel spends storing its output beyond what the L2 takes in.
+
+    cuBLAS's TMA kernels on Hopper are persistent: one CTA per SM walks its tiles and stores each
+    tile's results while the next tile's k-loop runs. Its pre-Hopper kernels (the paths for
+    unaligned or word-aligned operands, FP32 on CUDA cores) give each tile a CTA of its own,
+    which stores its results after its k-loop and retires, and the next wave starts then. The
+    L2 (a write-back cache) takes those stores as they come until it is full; past that, each
+    wave waits on DRAM writes that no k-loop hides, so the output beyond the L2's size adds its
+    DRAM time to the k-loops. Read off the committed tiny-k products with large outputs
+    (validation/expected/h100/ops-wide*: e.g. tf32 5808 x 11217 x 2, 260 MB of output, 150 us,
+    1.7 TB/s), where the k-loops are nearly nothing and the stores are the kernel's time. No
+    fitted figure: the output's bytes, the L2's size and the bandwidth the tiles see."""
+    if p.path == "tma" or not c.l2_total:
+        return 0.0
+    return max(0.0, k.m * k.n * p.out_bytes * k.batch - c.l2_total) / bw
 
 
 def _gemm_reason(c: Card, k: Kernel, p: _GemmPlan, split: int, sn: bool, serial: tuple[str, int, int] | None) -> str:
