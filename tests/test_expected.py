@@ -456,8 +456,15 @@ def test_even_but_not_16_byte_aligned_gemm_loads_two_elements_at_a_time() -> Non
     # (256 + 128) elements per k at the per-SM element rate the word-aligned probe GEMMs imply
     per_sm_elems = word / 132 * (256 + 128) / (2 * 256 * 128)
     tile = (256 + 128) * 8190 / per_sm_elems
+    # a pre-Hopper kernel stores each tile after its k-loop: the 134 MB of bf16 output beyond
+    # the L2's 50 MiB wait on DRAM writes (at the card's read bandwidth) that no k-loop hides
+    stores = (8192 * 8192 * 2 - float(hw.l2_bytes.value)) / (hw.bandwidth * fig("h100", "dram_read_fraction"))
     want = (
-        fig("h100", "gemm_kernel_floor_s") + extra("h100", "word") + 16 * tile + 15 * 2 * fig("h100", "dram_latency_s")
+        fig("h100", "gemm_kernel_floor_s")
+        + extra("h100", "word")
+        + 16 * tile
+        + stores
+        + 15 * 2 * fig("h100", "dram_latency_s")
     )
     assert g.seconds == pytest.approx(want, rel=1e-6)  # type: ignore[attr-defined]
     # odd k: one element per load, at the unaligned rate; k a multiple of 8: the TMA path
@@ -1624,3 +1631,23 @@ def test_causal_split_units_walk_the_key_tiles_their_rows_see() -> None:
     # a square causal prompt of 512: blocks 0-3 see 1 tile (at most 256 keys), blocks 4-7 both;
     # the second split of blocks 0-3 starts past their last visible key and does no work
     assert unit_scores(512, 512, 2) == [64 * 256, 0] * 4 + [64 * 256, 64 * 256] * 4
+
+
+def test_a_pre_hopper_kernel_waits_on_its_stores_beyond_the_l2() -> None:
+    # tf32 11376 x 13352 x 111 (k odd: cuBLAS's pre-Hopper kernels) measured 519 us on an H100
+    # (validation/expected/h100/ops-wide59.json): 608 MB of fp32 output behind short k-loops.
+    # Each tile's CTA stores after its k-loop; past the L2's 50 MiB the waves wait on DRAM writes.
+    measured = next(
+        c["median_s"]
+        for c in json.loads((KERNELS / "h100" / "ops-wide59.json").read_text())["cases"]
+        if c["label"] == "wide-gemm-tf32-11376x13352x111"
+    )
+    hw = load_hardware("h100")
+    g = kernel(roofcalc.analyze("gemm", "h100", m=11376, n=13352, k=111, dtype="tf32"), "gemm")
+    beyond = 11376 * 13352 * 4 - float(hw.l2_bytes.value)
+    stores = beyond / (hw.bandwidth * fig("h100", "dram_read_fraction"))
+    assert f"{stores * 1e6:,.1f} us of stores beyond the L2" in g.reason  # type: ignore[attr-defined]
+    assert 0.8 <= measured / g.seconds <= 1.25  # type: ignore[attr-defined]
+    # the TMA kernels are persistent: a tile's stores overlap the next tile's k-loop
+    tma = kernel(roofcalc.analyze("gemm", "h100", m=11376, n=13352, k=112, dtype="bf16"), "gemm")
+    assert "no TMA" not in tma.reason and "stores beyond" not in tma.reason  # type: ignore[attr-defined]

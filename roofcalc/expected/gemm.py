@@ -659,10 +659,12 @@ def _unhidden_stores(c: Card, k: Kernel, p: _GemmPlan, bw: float) -> float:
     which stores its results after its k-loop and retires, and the next wave starts then. The
     L2 (a write-back cache) takes those stores as they come until it is full; past that, each
     wave waits on DRAM writes that no k-loop hides, so the output beyond the L2's size adds its
-    DRAM time to the k-loops. Read off the committed tiny-k products with large outputs
-    (validation/expected/h100/ops-wide*: e.g. tf32 5808 x 11217 x 2, 260 MB of output, 150 us,
-    1.7 TB/s), where the k-loops are nearly nothing and the stores are the kernel's time. No
-    fitted figure: the output's bytes, the L2's size and the bandwidth the tiles see."""
+    DRAM time to the k-loops. Read off the committed shallow products with large outputs
+    (validation/expected/h100/ops-wide*: e.g. tf32 11376 x 13352 x 111, 608 MB of output, 519 us
+    where k-loops and stores overlapped would take 277 us). No fitted figure: the output's bytes,
+    the L2's size and the bandwidth the tiles see. Where the k-loops are nearly nothing (k of 1-8)
+    the stores alone bound the kernel, and they ran slower than this (tf32 5808 x 11217 x 2:
+    260 MB in 150 us, 1.7 TB/s): not modelled."""
     if p.path == "tma" or not c.l2_total:
         return 0.0
     return max(0.0, k.m * k.n * p.out_bytes * k.batch - c.l2_total) / bw

@@ -27,28 +27,11 @@ OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
 FRESH_HOLDOUTS = (
-    "h200/ops-rand34.json",
-    "h200/ops-rand35.json",
-    "h100/ops-wide76.json",
-    "h100/ops-small16-rand5.json",
-    "h100/ops-wide80.json",
-    "h100/ops-wide83.json",
-    "h100/ops-ln-rand1.json",
-    "h100/ops-wide84.json",
-    "h100/ops-wide85.json",
-    "h100/ops-wide86.json",
-    "h100/ops-wide87.json",
-    "h100/ops-small16-rand6.json",
-    "h100/ops-small-rand5.json",
-    "h100/ops-tall-rand4.json",
-    "h100/ops-wide93.json",
-    "h100/ops-wide94.json",
-    "h100/ops-wide95.json",
-    "h100/ops-vec-rand1.json",
-    "h100/ops-wide96.json",
-    "h100/ops-wide97.json",
-    "h100/ops-wide98.json",
-    "h100/ops-wide99.json",
+    "h100/ops-wide100.json",
+    "h100/ops-wide101.json",
+    "h100/ops-wide102.json",
+    "h100/ops-wide103.json",
+    "h100/ops-shallow-rand1.json",
 )
 
 
