@@ -420,6 +420,19 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                  num_key_value_heads=4, vocab_size=32064, tie_word_embeddings=False,
                                  max_position_embeddings=8192, original_max_position_embeddings=8192,
                                  sliding_window=None, pad_token_id=0)),
+    # Phi-3 layouts not measured before (the hold-out of the rotary pass-through cat, HOLDOUT.md)
+    "phi3-1b-mha": ("phi3", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=14, num_attention_heads=16,
+                                 num_key_value_heads=16, vocab_size=32064, tie_word_embeddings=False,
+                                 max_position_embeddings=8192, original_max_position_embeddings=8192,
+                                 sliding_window=None, pad_token_id=0)),
+    "phi3-3b-gqa8": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=18, num_attention_heads=24,
+                                  num_key_value_heads=8, vocab_size=32064, tie_word_embeddings=False,
+                                  max_position_embeddings=8192, original_max_position_embeddings=8192,
+                                  sliding_window=None, pad_token_id=0)),
+    "phi3-4b-40l": ("phi3", dict(hidden_size=2560, intermediate_size=7168, num_hidden_layers=40, num_attention_heads=32,
+                                 num_key_value_heads=8, vocab_size=32064, tie_word_embeddings=False,
+                                 max_position_embeddings=8192, original_max_position_embeddings=8192,
+                                 sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -485,6 +498,15 @@ SETS = {
         cache_variants=[],
         dynamic=[],
         prefill=[],
+    ),
+    # the rotary pass-through cat of transformers' Phi-3 code (impls/hf.yaml rope_pass_cat): three
+    # Phi-3 layouts never run before, graph decode and GPU-bound prefill
+    "holdout7": dict(
+        models="phi3-1b-mha,phi3-3b-gqa8,phi3-4b-40l",
+        decode=[(4, 1000), (16, 3000), (1, 6000), (32, 700)],
+        cache_variants=[],
+        dynamic=[],
+        prefill=[(4, 1024), (2, 2500), (8, 600)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
