@@ -76,11 +76,13 @@ MAX_CONFIG_INT = 2**31 - 1  # a model dimension beyond int32 is a corrupt or hos
 # Decoder layouts whose kernels the LLM op files model: pre-norm attention (optionally grouped
 # KV heads, optional Q/K/V biases, which cuBLAS adds in the GEMM's epilogue) and a gated MLP,
 # dense or mixture-of-experts; Qwen3's per-head q/k norms (qk_norm) and Phi-3's fused qkv_proj
-# and gate_up_proj (fused_qkv, fused_gate_up) are read as parameters that change the kernels.
+# and gate_up_proj (fused_qkv, fused_gate_up) are read as parameters that change the kernels, as
+# is Phi-3's rotary code, which joins the rotated and the untouched parts of q and k with one more
+# torch.cat each (rope_pass_cat: the hf implementations' kernel lists read it).
 # Others differ in kernels the model would not count (Gemma 2's logit soft-capping and extra
 # norms, ...): refused, naming what is supported.
 SUPPORTED_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "phi3", "gemma")
-LAYOUT_FLAGS = {"qwen3": {"qk_norm": True}, "phi3": {"fused_qkv": True, "fused_gate_up": True}}
+LAYOUT_FLAGS = {"qwen3": {"qk_norm": True}, "phi3": {"fused_qkv": True, "fused_gate_up": True, "rope_pass_cat": True}}
 # config classes whose head_dim defaults to a number rather than hidden_size / heads (transformers'
 # Qwen3Config: head_dim=128)
 HEAD_DIM_DEFAULTS = {"qwen3": 128}

@@ -239,6 +239,7 @@ def test_impl_commands() -> None:
         "h100x4/hf-tp4-holdout1",
         "h100x2/hf-tp-dev",
         "h200x2/hf-tp-holdout4",
+        "h100/impl-dev3-phi3",
     ],
 )
 def test_committed_named_report_is_what_the_code_computes(set_name: str) -> None:
@@ -361,3 +362,31 @@ def test_a_result_lists_the_implementation_figures_its_step_reads() -> None:
     assert not any("impls/" in f for figs in dec["expected_figures"].values() for f in figs)
     pre = run_json("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--hw", "h200")
     assert "impls/hf.yaml:hf_layer_ops" in pre["expected_figures"]["derived"]
+
+
+def test_phi3s_rotary_joins_its_parts_with_one_more_cat(tmp_path: Path) -> None:
+    """transformers' Phi-3 rotary code cats the rotated part of q and of k to the part it leaves
+    alone: the committed trace of a phi3-mini-12l prefill (validation/traces/h100/impl-dev3-phi3)
+    has 73 CatArrayBatchedCopy kernels, 6 a layer over its 12 layers (rotate_half's two, these two,
+    DynamicCache's two for K and V) and the step's rotary table."""
+    import gzip
+
+    folder = ROOT / "validation" / "traces" / "h100" / "impl-dev3-phi3"
+    with gzip.open(folder / "traces" / "hf-phi3-mini-12l-prefill-b1-s200.json.gz") as f:
+        doc = json.loads(f.read())
+    cats = sum(1 for e in doc["traceEvents"] if e.get("cat") == "kernel" and "CatArrayBatchedCopy" in e["name"])
+    assert cats == 73
+    cfg = tmp_path / "phi3.json"
+    model = json.loads((folder / "times.json").read_text())["cases"][0]["config"]
+    cfg.write_text(json.dumps(model))
+    assert params_from_hf_config(str(cfg))["rope_pass_cat"] is True
+    res = run_json("op", "prefill", "--model-config", str(cfg), "--impl", "hf", "--batch", "1", "--seq", "200",
+                   "--hw", "h100")  # fmt: skip
+    k = kernels(res)
+    assert k["rope_pass_cat"]["count"] == k["rope_cat"]["count"] == k["cache_write"]["count"] == 2 * 12
+    assert cats == 3 * 2 * 12 + 1
+    # a Llama's rotary code has no such cat
+    cfg.write_text(json.dumps(dict(model, model_type="llama")))
+    res = run_json("op", "prefill", "--model-config", str(cfg), "--impl", "hf", "--batch", "1", "--seq", "200",
+                   "--hw", "h100")  # fmt: skip
+    assert "rope_pass_cat" not in kernels(res)
