@@ -267,6 +267,8 @@ NAMED_SETS = (
     "h200/impl-holdout3",
     "h100/impl-holdout4",
     "h100/impl-holdout5",
+    "h100/impl-dev3-phi3",
+    "h100/impl-holdout7",
     "h100x2/impl-tp1",
     "h100x2/hf-tp-dev",
     "h100x2/hf-tp-holdout1",

@@ -41,6 +41,7 @@ HOLDOUTS: dict[str, set[str]] = {
     "h100/impl-holdout4": {"graphs", "prefill", "python"},
     "h100x2/impl-tp1": {"graphs", "prefill", "python"},
     "h100/impl-holdout5": {"graphs", "python"},
+    "h100/impl-holdout7": {"graphs", "prefill", "python"},
     "h100x2/hf-tp-holdout1": set(),
     "h100x2/hf-tp-holdout2": {"prefill", "python"},
     "h100x4/hf-tp4-holdout1": {"graphs", "prefill", "python"},
