@@ -665,9 +665,31 @@ def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     return cs
 
 
+def mid_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
+    """GEMMs with one side of 17-64 (rows or columns, either at random), the other side and the
+    depth log-uniform in 1-16384 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16
+    and fp16: the sides the GEMM choice map reaches up to 64 (roofcalc/expected/choice.py
+    MAP_MAX_SMALL). Seed 1 a hold-out (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int, str]] = set()
+    while len(cs) < n:
+        mid, other, k = size(17, 64), size(1, 16384), size(1, 16384)
+        m, nn = (mid, other) if rng.random() < 0.5 else (other, mid)
+        dt = rng.choice(("fp32", "tf32", "bf16", "fp16"))
+        if (m, nn, k, dt) not in seen:
+            seen.add((m, nn, k, dt))
+            cs.append(gemm_case(m, nn, k, dt))
+    return cs
+
+
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
          "vec-rand1": lambda: vector_side_random_cases(1),
          "shallow-rand1": lambda: shallow_random_cases(1),
+         "mid-rand1": lambda: mid_side_random_cases(1),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
