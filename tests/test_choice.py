@@ -92,11 +92,13 @@ def test_the_registry_map_is_the_committed_sweep() -> None:
     committed sweep with the probe's own code (and h200.yaml's, transferred), not edited by hand."""
     script = load_script(ROOT / "validation" / "expected" / "choice_map.py")
     assert script.main(["--check"]) == 0, "python3 validation/expected/choice_map.py"
-    sweep = json.loads(gzip.decompress((KERNELS / "choice7" / "choice-sweep.json.gz").read_bytes()))
+    sweep = json.loads(gzip.decompress((KERNELS / "choice8" / "choice-sweep.json.gz").read_bytes()))
     cmap = load_hardware("h100").expected.gemm_choice_map
-    # fp32 (TF32 off): 351 (m, n) pairs x 25 depths; tf32, bf16 and fp16: 459 pairs (odd sides
-    # added) x 30 depths (odd depths added), and 4 (tf32) or 8 (bf16, fp16) of 4- and 8-byte alignment
-    assert cmap is not None and len(cmap.entries) == len(sweep["cases"]) == 351 * 25 + 459 * (3 * 30 + 4 + 8 + 8)
+    # fp32 (TF32 off): 26 sides (9 small, 2 mid, 15 large), the 532 (m, n) pairs with a side up to
+    # 64 (26^2 less the 12^2 of two large sides above 64) x 25 depths; tf32, bf16 and fp16: 32 sides
+    # (6 odd large added, 41 of them at most 64), 735 pairs (32^2 - 17^2) x 30 depths (odd depths
+    # added), and 4 (tf32) or 8 (bf16, fp16) of 4- and 8-byte alignment
+    assert cmap is not None and len(cmap.entries) == len(sweep["cases"]) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"
@@ -109,7 +111,7 @@ def test_nearest_stays_inside_the_map() -> None:
     )
     assert cmap.nearest("fp32", 120, 2, 60) == parse_entry("fp32 100x2x64 simt 32x128 4 3.00")
     assert cmap.nearest("fp32", 900, 8, 2000).family == "xmma"
-    assert cmap.nearest("fp32", 100, 17, 64) is None  # neither side small: the tile search's
+    assert cmap.nearest("fp32", 100, 65, 64) is None  # neither side up to 64: the tile search's
     assert cmap.nearest("fp32", 5000, 2, 64) is None  # rows beyond twice those measured
     # tf32: only shapes of the same alignment class (n and k multiples of 4 elements, or not)
     assert cmap.nearest("tf32", 120, 4, 64).family == "tensorop"
@@ -174,9 +176,9 @@ def test_the_probe_calibrates_the_map_and_a_quick_calibration_borrows_it() -> No
     # without a sweep the calibration keeps the registry's map and figures, citing their source
     raw["torch"].pop("gemm_choices")
     doc = calibrated_hardware(load_hardware("h100"), raw, meta)
-    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice7"
-    assert doc["expected"]["gemm_choice_flops_per_sm"]["fp32_simt_32x128"]["source"] == "bench-choice7"
-    assert doc["expected"]["gemm_reduce_slice_s"]["cublaslt"]["source"] == "bench-choice7"
+    assert doc["expected"]["gemm_choice_map"]["source"] == "bench-choice8"
+    assert doc["expected"]["gemm_choice_flops_per_sm"]["fp32_simt_32x128"]["source"] == "bench-choice8"
+    assert doc["expected"]["gemm_reduce_slice_s"]["cublaslt"]["source"] == "bench-choice8"
 
 
 @pytest.mark.parametrize(
@@ -204,7 +206,7 @@ def test_products_of_a_small_side_read_their_measured_kernel(
     """TF32 and 16-bit products with few rows or few columns take the kernel the map measured at
     the nearest shape of their alignment class: of the committed cases of those dtypes that take it
     (development data), at least ``least`` within [0.8, 1.25] of the expected time (at the map of
-    kernels/choice7: 32 of 34 tf32, 53 of 59 bf16 and fp16)."""
+    kernels/choice7: 32 of 34 tf32, 53 of 59 bf16 and fp16; with kernels/choice8's, up to 64)."""
     hw = load_hardware("h100")
     cases = json.loads((KERNELS.parent / source).read_text())["cases"]
     within = taken = 0

@@ -330,6 +330,13 @@ def _gemm_measured_choice(
     # 220 of the development sets within [0.8, 1.25] against 191)
     per_slice = math.ceil(near.k / near.splits)
     splits = min(near.splits, k.k) if k.k > near.k else max(1, min(k.k, round(k.k / per_slice)))
+    if splits > 1:
+        # cuBLAS cuts k to fill the SMs: no more blocks than the waves it filled at the nearest
+        # shape (24 x 3056 x 2384 takes 24 x 2560 x 2048's 6 slices of 20 tiles, one wave; as 7 slices
+        # of its 24 tiles it would be two)
+        tiles = math.ceil(k.m / near.tile[0]) * math.ceil(k.n / near.tile[1])
+        near_blocks = math.ceil(near.m / near.tile[0]) * math.ceil(near.n / near.tile[1]) * near.splits
+        splits = max(1, min(splits, math.ceil(near_blocks / c.sms) * c.sms // tiles))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
     out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials

@@ -1,5 +1,5 @@
 """Writes the registry's GEMM choice map and per-tile figures into hardware/h100.yaml, from the
-committed sweep validation/expected/h100/kernels/choice7/choice-sweep.json.gz, with the code the
+committed sweep validation/expected/h100/kernels/choice8/choice-sweep.json.gz, with the code the
 probe uses for a calibration (roofcalc/probe/report.py choice_figures), so the registry's map is
 what `roofcalc probe` would save on that card and libraries.
 
@@ -25,12 +25,12 @@ from pathlib import Path
 from roofcalc.probe.report import choice_figures
 
 ROOT = Path(__file__).resolve().parents[2]
-SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice7" / "choice-sweep.json.gz"
-CARDS = (("h100", "bench-choice7", None), ("h200", "bench-choice7-h100", "transferred"))
+SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice8" / "choice-sweep.json.gz"
+CARDS = (("h100", "bench-choice8", None), ("h200", "bench-choice8-h100", "transferred"))
 SOURCE_TITLE = (
     "validation/bench/choice_sweep.py (the probe's GEMM choice sweep, roofcalc/probe/torch_ops.py gemm_choices) "
-    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 20:22 UTC: "
-    "validation/expected/h100/kernels/choice7/ (log beside it)"
+    "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 21:43 UTC: "
+    "validation/expected/h100/kernels/choice8/ (log beside it)"
 )
 BEGIN = "  # BEGIN choice map: written by validation/expected/choice_map.py; do not edit by hand"
 END = "  # END choice map"
@@ -65,7 +65,7 @@ def block(source: str, kind: str | None) -> str:
     cmap = figs["gemm_choice_map"]
     cmap["source"] = source
     cmap["note"] = (
-        f"validation/expected/h100/kernels/choice7/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
+        f"validation/expected/h100/kernels/choice8/choice-sweep.json.gz ({doc['date'][:10]}): " + cmap["note"]
     )
     if kind:
         cmap["kind"] = kind
@@ -86,7 +86,7 @@ def block(source: str, kind: str | None) -> str:
             fig = dict(
                 fig,
                 source=source,
-                fit_set=f"validation/expected/h100/kernels/choice7/choice-sweep.json.gz: {which}",
+                fit_set=f"validation/expected/h100/kernels/choice8/choice-sweep.json.gz: {which}",
             )
             fig["value"] = float(f"{fig['value']:.4g}")
             if kind:  # an H100's fit, taken over: the same SMs at the same clocks
