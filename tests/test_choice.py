@@ -262,16 +262,17 @@ def test_the_grid_lookup_is_the_nearest_entry() -> None:
     def d2(c, m: int, n: int, k: int) -> float:  # type: ignore[no-untyped-def]
         return math.log(c.m / m) ** 2 + math.log(c.n / n) ** 2 + math.log(c.k / k) ** 2
 
-    for _ in range(300):
+    for _ in range(200):
         dtype = rng.choice(("fp32", "tf32", "bf16", "fp16"))
-        small, other, k = rng.randint(2, 16), int(2 ** rng.uniform(1, 14)), int(2 ** rng.uniform(1, 14))
+        small, other, k = rng.randint(2, 64), int(2 ** rng.uniform(1, 14)), int(2 ** rng.uniform(1, 14))
         m, n = (small, other) if rng.random() < 0.5 else (other, small)
         got = cmap.nearest(dtype, m, n, k)
         key = (dtype, aligned16(dtype, n, k))
         if key not in logs:
             logs[key] = [(math.log(c.m), math.log(c.n), math.log(c.k), c) for c in cmap.classes[key]]
         lm, ln, lk = math.log(m), math.log(n), math.log(k)
-        best = min(logs[key], key=lambda e: (e[0] - lm) ** 2 + (e[1] - ln) ** 2 + (e[2] - lk) ** 2)[3]
+        best = min(((a - lm) ** 2 + (b - ln) ** 2 + (d - lk) ** 2, i) for i, (a, b, d, _) in enumerate(logs[key]))
+        best = logs[key][best[1]][3]
         assert got is not None and d2(got, m, n, k) == pytest.approx(d2(best, m, n, k), abs=1e-12)
 
 

@@ -15,6 +15,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -144,6 +145,10 @@ class _Timed:
 
 
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
+
+
+# text whose lines are printable ASCII: a YAML literal block keeps it as it is
+_PRINTABLE_LINES = re.compile(r"[ -~\n]*")
 
 
 def find_nvcc() -> str:
@@ -730,7 +735,7 @@ def calibration_yaml(doc: dict[str, Any]) -> str:
         """Text of several lines (the GEMM choice map: one entry a line) as a literal block."""
 
     def block(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-        style = "|" if "\n" in text and all(ch == "\n" or " " <= ch <= "~" for ch in text) else None
+        style = "|" if "\n" in text and _PRINTABLE_LINES.fullmatch(text) else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
     _Dumper.add_representer(str, block)
