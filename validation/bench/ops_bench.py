@@ -686,10 +686,32 @@ def mid_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     return cs
 
 
+def tiny_depth_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
+    """GEMMs of a depth of 1-16 (log-uniform), one side of 2-64 and the other of 1-16384 (either
+    at random, log-uniform, half of those from 16 up a multiple of 8), any of fp32, tf32, bf16 and
+    fp16: the depths the GEMM choice map measures below 16 (roofcalc/expected/choice.py
+    GRID_K_SMALL). Seed 1 a hold-out (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int, str]] = set()
+    while len(cs) < n:
+        small, other, k = size(2, 64), size(1, 16384), size(1, 16)
+        m, nn = (small, other) if rng.random() < 0.5 else (other, small)
+        dt = rng.choice(("fp32", "tf32", "bf16", "fp16"))
+        if (m, nn, k, dt) not in seen:
+            seen.add((m, nn, k, dt))
+            cs.append(gemm_case(m, nn, k, dt))
+    return cs
+
+
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
          "vec-rand1": lambda: vector_side_random_cases(1),
          "shallow-rand1": lambda: shallow_random_cases(1),
          "mid-rand1": lambda: mid_side_random_cases(1),
+         "tinyk-rand1": lambda: tiny_depth_random_cases(1),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
