@@ -81,3 +81,78 @@ def run_json(*args: str) -> Any:
     res = run(*args, "--json")
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
+
+
+# ------------------------------------------------------------------ recomputed reports, verified once
+#
+# The committed reports under validation/ are checked against what the code computes from their
+# saved measurements: hundreds of reports, about a fifth of the suite's time. Such a check is a pure
+# function of its inputs, so a check that passed is recorded in pytest's cache under a digest of
+# every input: the package's code and data, the hardware, op and implementation files, the Python
+# and dependency versions, and each check's own files. A later run with the same inputs, byte for
+# byte, skips recomputing it; any change to any of them (an edit to the model, a new report, another
+# pydantic) changes the digest and the check runs again. With CI set, or ROOFCALC_TEST_RECOMPUTE=1,
+# every check runs.
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _hash_files(paths: list[Path]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p).encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _code_digest() -> str:
+    """The digest of everything a report's recomputation can read besides its own files."""
+    import importlib.metadata
+
+    files = [
+        p
+        for top in ("roofcalc", "hardware", "ops", "impls")
+        for p in sorted((ROOT / top).rglob("*"))
+        if p.is_file() and p.suffix in (".py", ".yaml", ".json", ".txt") and "__pycache__" not in p.parts
+    ]
+    versions = [sys.version]
+    for dist in ("pydantic", "pydantic-core", "PyYAML", "click", "rich"):
+        try:
+            versions.append(f"{dist}={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{dist}=-")
+    return _hash_files(files) + "|" + "|".join(versions)
+
+
+class Verified:
+    """Checks that passed with these exact inputs (see above)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        import hashlib
+
+        self.cache = getattr(config, "cache", None)
+        off = os.environ.get("CI", "").lower() in ("1", "true", "yes") or os.environ.get("ROOFCALC_TEST_RECOMPUTE")
+        if off:
+            self.cache = None
+        self.code = hashlib.sha256(_code_digest().encode()).hexdigest()[:24] if self.cache is not None else ""
+
+    def key(self, name: str, files: list[Path]) -> str:
+        import hashlib
+
+        return f"roofcalc/verified/{self.code}/{hashlib.sha256((name + _hash_files(files)).encode()).hexdigest()[:32]}"
+
+    def seen(self, key: str) -> bool:
+        return self.cache is not None and self.cache.get(key, None) is True
+
+    def record(self, key: str) -> None:
+        if self.cache is not None:
+            self.cache.set(key, True)
+
+
+@pytest.fixture(scope="session")
+def verified(request: pytest.FixtureRequest) -> Verified:
+    return Verified(request.config)

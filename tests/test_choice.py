@@ -30,7 +30,7 @@ from roofcalc.hardware import load_hardware, load_hardware_file
 from roofcalc.probe.report import choice_figures
 from roofcalc.probe.runner import calibrated_hardware
 
-from .conftest import load_script
+from .conftest import Verified, load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "validation" / "expected" / "h100" / "kernels"
@@ -87,11 +87,14 @@ def test_fit_tiles_recovers_a_line() -> None:
     assert floor == pytest.approx(3e-6, rel=1e-9) and rate == pytest.approx(200e9, rel=1e-9) and n == 5
 
 
-def test_the_registry_map_is_the_committed_sweep() -> None:
+def test_the_registry_map_is_the_committed_sweep(verified: Verified) -> None:
     """hardware/h100.yaml's map and per-tile figures are what choice_map.py computes from the
     committed sweep with the probe's own code (and h200.yaml's, transferred), not edited by hand."""
-    script = load_script(ROOT / "validation" / "expected" / "choice_map.py")
-    assert script.main(["--check"]) == 0, "python3 validation/expected/choice_map.py"
+    path = ROOT / "validation" / "expected" / "choice_map.py"
+    key = verified.key("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz"])
+    if not verified.seen(key):
+        assert load_script(path).main(["--check"]) == 0, "python3 validation/expected/choice_map.py"
+        verified.record(key)
     sweep = json.loads(gzip.decompress((KERNELS / "choice8" / "choice-sweep.json.gz").read_bytes()))
     cmap = load_hardware("h100").expected.gemm_choice_map
     # fp32 (TF32 off): 26 sides (9 small, 2 mid, 15 large), the 532 (m, n) pairs with a side up to
@@ -247,13 +250,17 @@ def test_the_one_pass_check_accepts_only_what_parses(entry: str) -> None:
                 check_entries([bad])
 
 
-def test_the_grid_lookup_is_the_nearest_entry() -> None:
-    """ChoiceMap.nearest (the bracketing grid points, or a scan where the grid has holes) against
-    a plain scan of every entry of the class, on 300 seeded random shapes of every dtype."""
+def test_the_grid_lookup_is_the_nearest_entry(verified: Verified) -> None:
+    """ChoiceMap.nearest (rows of one m nearest first, the depths either side of k by bisection)
+    against a plain scan of every entry of the class, on 200 seeded random shapes of every dtype
+    and a small side up to 64 (a pure function of the code and the registry's map: Verified)."""
     import random
 
     from roofcalc.expected.choice import aligned16
 
+    key0 = verified.key("grid-lookup", [])
+    if verified.seen(key0):
+        return
     cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)
     rng = random.Random(7)
 
@@ -274,6 +281,7 @@ def test_the_grid_lookup_is_the_nearest_entry() -> None:
         best = min(((a - lm) ** 2 + (b - ln) ** 2 + (d - lk) ** 2, i) for i, (a, b, d, _) in enumerate(logs[key]))
         best = logs[key][best[1]][3]
         assert got is not None and d2(got, m, n, k) == pytest.approx(d2(best, m, n, k), abs=1e-12)
+    verified.record(key0)
 
 
 def test_the_probe_report_with_its_choice_sweep(tmp_path: Path) -> None:
