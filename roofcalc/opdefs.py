@@ -132,13 +132,14 @@ class KernelDef(_Strict):
     """One kernel the usual implementation launches; figures are formulas over the op's names.
 
     model: stream (memory/elementwise/reduction kernels: grid, block, bytes, FLOPs), gemm
-    (a library GEMM: m, n, k, batch; tiles are chosen by the engine) or flash
-    (FlashAttention-2 forward: batch, heads, seq, kv_seq, head_dim, causal).
+    (a library GEMM: m, n, k, batch; tiles are chosen by the engine), flash
+    (FlashAttention-2 forward: batch, heads, seq, kv_seq, head_dim, causal) or reduce (cublasLt's
+    splitKreduce: grid blocks, each thread summing ``passes`` slices one after another).
     """
 
     name: str
     help: str
-    model: Literal["stream", "gemm", "flash", "allreduce", "allgather"] = "stream"
+    model: Literal["stream", "gemm", "flash", "reduce", "allreduce", "allgather"] = "stream"
     part: str | None = None  # the breakdown row (layer kind) it belongs to
     when: str | None = None
     grid: str | int = 1

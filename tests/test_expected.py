@@ -1670,3 +1670,31 @@ def test_a_pre_hopper_kernel_waits_on_its_stores_beyond_the_l2() -> None:
     # the TMA kernels are persistent: a tile's stores overlap the next tile's k-loop
     tma = kernel(roofcalc.analyze("gemm", "h100", m=11376, n=13352, k=112, dtype="bf16"), "gemm")
     assert "no TMA" not in tma.reason and "stores beyond" not in tma.reason  # type: ignore[attr-defined]
+
+
+def test_a_one_row_fp32_gemv_splits_its_row_and_reduces_the_slices() -> None:
+    """torch.mv of one fp32 row: cuBLAS's gemvx cuts the row into at most two slices an SM, then
+    cublasLt's splitKreduce sums them one after another (validation/expected/h100/kernels/skinny1:
+    the grids' z and the reductions' profiled durations)."""
+    doc = json.loads((KERNELS / "h100" / "kernels" / "skinny1" / "skinny-kernels.json").read_text())
+    hw = load_hardware("h100")
+    floor = float(hw.expected.gemm_reduce_floor_s["cublaslt"].value)
+    per_slice = float(hw.expected.gemm_reduce_slice_s["cublaslt"].value)
+    seen = 0
+    for case in doc["cases"]:
+        if not case["label"].startswith("gemv-fp32-1x"):
+            continue
+        n = int(case["label"].split("x")[-1])
+        gemvx, reduce = case["kernels"]
+        assert "gemv" in gemvx["name"] and "splitKreduce" in reduce["name"]
+        slices = math.ceil(n / math.ceil(n / (2 * 132)))  # at most two slices an SM, all of one size
+        assert gemvx["grid"][2] == slices
+        r = roofcalc.analyze("gemv", "h100", m=1, n=n, dtype="fp32")
+        red = kernel(r, "splitk_reduce")
+        assert red.seconds == pytest.approx(floor + slices * per_slice)  # type: ignore[attr-defined]
+        # the figures were fitted to the GEMM sweep's reductions of many elements: here one element,
+        # 6.2-8.7 us profiled against 6.6-9.3 modelled
+        assert red.seconds == pytest.approx(reduce["duration_s"], rel=0.15)  # type: ignore[attr-defined]
+        assert kernel(r, "gemvx_split").grid == slices  # type: ignore[attr-defined]
+        seen += 1
+    assert seen == 5

@@ -11,7 +11,7 @@ from ..hardware import Hardware
 from .attention import _flash
 from .card import Card, card
 from .collective import COLLECTIVES, _collective
-from .gemm import _gemm
+from .gemm import _gemm, splitk_reduce
 from .records import Expected, Kernel, KernelEstimate, Launch, Term
 from .stream import _stream
 
@@ -116,6 +116,8 @@ def _kernel_time(
         return [_collective(hw, c, k, graph)]
     if k.model == "gemm":
         return _gemm(hw, c, k, dtype_bytes, sustained)
+    if k.model == "reduce":
+        return [splitk_reduce(c, k)]
     if k.model == "flash":
         return _flash(hw, c, k, dtype_bytes)
     return [_stream(hw, c, k)]

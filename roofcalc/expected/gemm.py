@@ -402,6 +402,42 @@ def _measured_reduce(c: Card, k: Kernel, near: Choice, splits: int, dtype_bytes:
     )
 
 
+def splitk_reduce(c: Card, k: Kernel) -> KernelEstimate:
+    """cublasLt's splitKreduce as an op file declares it (model: reduce): ``grid`` blocks, each
+    thread summing its element's ``passes`` slices one after another at the card's fitted time per
+    slice after its fixed cost (the figures of the GEMM sweep's own reductions), or streaming
+    ``dram_bytes`` if that takes longer; a card without those figures streams only."""
+    slices = max(k.passes, 1)
+    stream = k.dram_bytes / c.dram_bw
+    floor, per_slice = dict(c.reduce_floor).get("cublaslt"), dict(c.reduce_slice).get("cublaslt")
+    blocks = max(k.grid, 1)
+    if floor is None or per_slice is None:
+        return KernelEstimate(
+            name=k.name,
+            model="stream",
+            seconds=c.stream_floor + stream,
+            grid=blocks,
+            blocks_per_sm=None,
+            waves=blocks / c.sms,
+            bound="memory",
+            reason=f"sums {slices} fp32 partials an element (no reduction figures for this card: their streaming)",
+        )
+    walk = math.ceil(blocks / c.sms) * slices * per_slice
+    return KernelEstimate(
+        name=k.name,
+        model="stream",
+        seconds=floor + max(walk, stream),
+        grid=blocks,
+        blocks_per_sm=None,
+        waves=blocks / c.sms,
+        bound="latency" if walk >= stream else "memory",
+        reason=(
+            f"cublasLt splitKreduce: {blocks:,} block(s), each thread's {slices} slices one after another at "
+            f"{per_slice * 1e9:.1f} ns a slice, {floor * 1e6:.2f} us fixed"
+        ),
+    )
+
+
 def _split_reduce(k: Kernel, splits: int, seconds: float) -> KernelEstimate:
     """cublasLt's splitKreduce after a GEMM cut into ``splits`` slices of k: it reads the fp32
     partial tiles and writes the output (``seconds`` beyond a queued kernel's floor)."""
