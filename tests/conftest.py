@@ -102,7 +102,7 @@ def _hash_files(paths: list[Path]) -> str:
 
     h = hashlib.sha256()
     for p in paths:
-        h.update(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p).encode())
+        h.update(str(p).encode())
         h.update(b"\0")
         h.update(p.read_bytes())
         h.update(b"\0")
@@ -110,15 +110,22 @@ def _hash_files(paths: list[Path]) -> str:
 
 
 def _code_digest() -> str:
-    """The digest of everything a report's recomputation can read besides its own files."""
+    """The digest of everything a report's recomputation can read besides its own files: the
+    package's code and data as Python imports them, and the built-in files (hardware, ops,
+    models, implementations) as the registry finds them (an installed copy, or this checkout)."""
     import importlib.metadata
 
+    import roofcalc
+    from roofcalc.registry import FOLDERS, builtin_files
+
+    package = Path(roofcalc.__file__).resolve().parent
     files = [
         p
-        for top in ("roofcalc", "hardware", "ops", "impls")
-        for p in sorted((ROOT / top).rglob("*"))
+        for p in sorted(package.rglob("*"))
         if p.is_file() and p.suffix in (".py", ".yaml", ".json", ".txt") and "__pycache__" not in p.parts
     ]
+    for kind in sorted(FOLDERS):
+        files += [Path(str(f)) for f in builtin_files(kind).values()]  # type: ignore[arg-type]
     versions = [sys.version]
     for dist in ("pydantic", "pydantic-core", "PyYAML", "click", "rich"):
         try:
@@ -135,7 +142,8 @@ class Verified:
         import hashlib
 
         self.cache = getattr(config, "cache", None)
-        off = os.environ.get("CI", "").lower() in ("1", "true", "yes") or os.environ.get("ROOFCALC_TEST_RECOMPUTE")
+        yes = ("1", "true", "yes")
+        off = os.environ.get("CI", "").lower() in yes or os.environ.get("ROOFCALC_TEST_RECOMPUTE", "").lower() in yes
         if off:
             self.cache = None
         self.code = hashlib.sha256(_code_digest().encode()).hexdigest()[:24] if self.cache is not None else ""
@@ -153,6 +161,28 @@ class Verified:
             self.cache.set(key, True)
 
 
+class VerifiedFor:
+    """Verified for one test: its own module and this file are inputs of its checks too (an
+    assertion added to a check runs it again)."""
+
+    def __init__(self, session: Verified, test_file: Path) -> None:
+        self.session, self.own = session, [test_file, Path(__file__).resolve()]
+
+    def key(self, name: str, files: list[Path]) -> str:
+        return self.session.key(name, [*self.own, *files])
+
+    def seen(self, key: str) -> bool:
+        return self.session.seen(key)
+
+    def record(self, key: str) -> None:
+        self.session.record(key)
+
+
 @pytest.fixture(scope="session")
-def verified(request: pytest.FixtureRequest) -> Verified:
+def _verified_session(request: pytest.FixtureRequest) -> Verified:
     return Verified(request.config)
+
+
+@pytest.fixture
+def verified(request: pytest.FixtureRequest, _verified_session: Verified) -> VerifiedFor:
+    return VerifiedFor(_verified_session, Path(str(request.node.path)).resolve())

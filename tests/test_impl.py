@@ -18,7 +18,7 @@ from roofcalc.impl.spec import SCHEMA, ImplFile
 from roofcalc.trace import read_trace
 from roofcalc.trace.opcost import op_cost
 
-from .conftest import Verified, load_script, run, run_json
+from .conftest import VerifiedFor, load_script, run, run_json
 
 ROOT = Path(__file__).resolve().parent.parent
 HF1 = ROOT / "validation" / "traces" / "h200" / "hf1"
@@ -205,7 +205,7 @@ def _set_files(card_set: str) -> list[Path]:
     return sorted(p for p in (ROOT / "validation" / "traces" / card_set).rglob("*") if p.is_file())
 
 
-def test_the_holdout_report_is_what_the_code_computes(verified: Verified) -> None:
+def test_the_holdout_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
     """validation/expected/h200/impl-holdout1.json, recomputed from the committed traces and
     times (a hold-out drawn before the predictor was written: validation/traces/README.md)."""
     script = ROOT / "validation" / "expected" / "impl_report.py"
@@ -499,7 +499,7 @@ def test_an_op_calls_extra_work_is_shared_among_its_kernels() -> None:
 
 
 @pytest.mark.parametrize("card_set", ["h100/impl-trace6", "h100/impl-trace5", "h200/impl-dev1", "h100x2/hf-tp-dev"])
-def test_the_graph_reports_are_what_the_code_computes(card_set: str, verified: Verified) -> None:
+def test_the_graph_reports_are_what_the_code_computes(card_set: str, verified: VerifiedFor) -> None:
     script = ROOT / "validation" / "expected" / "impl_report.py"
     card, name = card_set.split("/")
     path = ROOT / "validation" / "expected" / card / f"impl-{name}-graphs.json"

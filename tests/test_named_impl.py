@@ -15,7 +15,7 @@ from roofcalc.impl.named import NamedImpl, all_figures, impl_names, load_named
 from roofcalc.opdefs import load_op
 from roofcalc.presets import params_from_hf_config
 
-from .conftest import DATA, Verified, load_script, run, run_json
+from .conftest import DATA, VerifiedFor, load_script, run, run_json
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = DATA / "hf"
@@ -243,7 +243,7 @@ def test_impl_commands() -> None:
         "h100/impl-holdout7",
     ],
 )
-def test_committed_named_report_is_what_the_code_computes(set_name: str, verified: Verified) -> None:
+def test_committed_named_report_is_what_the_code_computes(set_name: str, verified: VerifiedFor) -> None:
     script = ROOT / "validation" / "expected" / "named_report.py"
     card, name = set_name.split("/")
     path = ROOT / "validation" / "expected" / card / f"named-{name}.json"

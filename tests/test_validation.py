@@ -16,7 +16,7 @@ import pytest
 from roofcalc.hardware import load_calibration, load_hardware
 from roofcalc.validation import llm_report, ops_report, with_host_rates
 
-from .conftest import Verified
+from .conftest import VerifiedFor
 
 ROOT = Path(__file__).resolve().parent.parent / "validation" / "expected"
 REPORTS = sorted(ROOT.glob("*/report-*.json"))
@@ -27,7 +27,7 @@ def test_reports_exist() -> None:
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=[str(p.relative_to(ROOT)) for p in REPORTS])
-def test_committed_report_matches_the_code(path: Path, verified: Verified) -> None:
+def test_committed_report_matches_the_code(path: Path, verified: VerifiedFor) -> None:
     """The committed report is what the code computes from its saved measurements (skipped only
     where this very check passed before with every input unchanged: tests/conftest.py Verified)."""
     committed = json.loads(path.read_text())

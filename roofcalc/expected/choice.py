@@ -318,7 +318,8 @@ class ChoiceMap:
 
     def nearest(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
         """The measured shape of this dtype and alignment class nearest to m x n x k, or None
-        outside the map's domain: both m and n above MAP_MAX_SMALL, or a dimension below the least
+        outside the map's domain: both m and n above the largest small side it measured (at most
+        MAP_MAX_SMALL), or a dimension below the least
         measured or above twice the largest. (Tried on the development sets and not kept: keeping
         m and n each on their side of 16, and no map below k = 8; both put fewer in the band.)"""
         return _nearest(self, dtype, m, n, k)
@@ -344,8 +345,12 @@ class ChoiceMap:
             for m, cols in by.items():
                 row = []
                 for n, ks in cols.items():
-                    ks.sort()
-                    row.append((math.log(n), [a for a, _ in ks], [i for _, i in ks]))
+                    # of a depth measured twice the first entry (the tie rule of the full scan)
+                    first: dict[float, int] = {}
+                    for a, i in ks:
+                        first.setdefault(a, i)
+                    depths = sorted(first.items())
+                    row.append((math.log(n), [a for a, _ in depths], [i for _, i in depths]))
                 rows.append((math.log(m), row))
             out[key] = rows
         return out
@@ -356,6 +361,12 @@ class ChoiceMap:
         sides = [d for c in self.entries for d in (c.m, c.n, c.k)]
         return min(sides), max(sides)
 
+    @cached_property
+    def small_side(self) -> int:
+        """The largest smaller side (m or n) this map measured, up to MAP_MAX_SMALL: a map swept
+        before the grid reached 64 (a calibration of an earlier probe) speaks to 16 only."""
+        return min(MAP_MAX_SMALL, max(min(c.m, c.n) for c in self.entries))
+
 
 def _first(pair: tuple[float, Any]) -> float:
     return pair[0]
@@ -365,7 +376,7 @@ def _first(pair: tuple[float, Any]) -> float:
 def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | None:
     key = (dtype, aligned16(dtype, n, k))
     entries = cmap.classes.get(key)
-    if not entries or min(m, n) > MAP_MAX_SMALL:
+    if not entries or min(m, n) > cmap.small_side:
         return None
     lo, hi = cmap.domain
     if min(m, n, k) < lo or max(m, n, k) > 2 * hi:

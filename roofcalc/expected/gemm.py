@@ -675,10 +675,9 @@ def _gemm_tiling(c: Card, k: Kernel, p: _GemmPlan, tm: int, tn: int) -> _Tiling:
     # cost (gemm_floor, measured); later waves pay their own round trips
     t_wave = max(t_tile, t_steps)
     t_out = _unhidden_stores(c, k, p, bw)
-    if p.floor:
-        t = p.floor + max(waves * t_wave + t_out + (waves - 1) * 2 * c.latency, t_mem)
-    else:
-        t = max(waves * (t_wave + 2 * c.latency) + t_out, t_mem)
+    body = waves * t_wave + (waves - 1) * 2 * c.latency if p.floor else waves * (t_wave + 2 * c.latency)
+    t = p.floor + max(body + t_out, t_mem)
+    stores_counted = t_out >= 5e-8 and body + t_out > t_mem  # the reason names them where they count
     t_red = 0.0
     if split > 1:  # fp32 partial tiles written, then read back by a reduction kernel
         part = k.m * k.n * 4 * split * k.batch
@@ -688,7 +687,11 @@ def _gemm_tiling(c: Card, k: Kernel, p: _GemmPlan, tm: int, tn: int) -> _Tiling:
         f"{tm}x{tn} tiles: {tiles:,}"
         + (f" x {split} k-splits" if split > 1 else "")
         + f" = {waves} wave(s) over {c.sms} SMs"
-        + (f"; {t_out * 1e6:,.1f} us of stores beyond the L2 after the k-loops (a pre-Hopper kernel)" if t_out else "")
+        + (
+            f"; {t_out * 1e6:,.1f} us of stores beyond the L2 after the k-loops (a pre-Hopper kernel)"
+            if stores_counted
+            else ""
+        )
     )
     return t, t_red, why, units, split, "compute" if t_comp >= t_mem else "memory"
 
@@ -705,7 +708,9 @@ def _unhidden_stores(c: Card, k: Kernel, p: _GemmPlan, bw: float) -> float:
     DRAM time to the k-loops. Read off the committed shallow products with large outputs
     (validation/expected/h100/ops-wide*: e.g. tf32 11376 x 13352 x 111, 608 MB of output, 519 us
     where k-loops and stores overlapped would take 277 us). No fitted figure: the output's bytes,
-    the L2's size and the bandwidth the tiles see. Where the k-loops are nearly nothing (k of 1-8)
+    the L2's size and the bandwidth the tiles see. (Read on Hopper: on a part without TMA, such as
+    an A100, the aligned path's kernels are not persistent either, and their stores are not
+    counted here; not measured.) Where the k-loops are nearly nothing (k of 1-8)
     the stores alone bound the kernel, and they ran slower than this (tf32 5808 x 11217 x 2:
     260 MB in 150 us, 1.7 TB/s): not modelled."""
     if p.path == "tma" or not c.l2_total:

@@ -27,11 +27,10 @@ OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
 FRESH_HOLDOUTS = (
-    "h100/ops-wide108.json",
-    "h100/ops-wide109.json",
-    "h100/ops-wide110.json",
-    "h100/ops-wide111.json",
-    "h100/ops-tinyk-rand1.json",
+    "h100/ops-wide112.json",
+    "h100/ops-wide113.json",
+    "h100/ops-wide114.json",
+    "h100/ops-wide115.json",
 )
 
 
