@@ -372,69 +372,65 @@ def _gemm_measured_choice(
     return out
 
 
+def _reduce_walk(c: Card, which: str, blocks: int, slices: int, stream: float) -> tuple[float, bool, str] | None:
+    """A split-K reduction's time on the card's fitted figures for ``which`` (cublaslt, xmma):
+    its fixed cost, then on the busiest SM its blocks' threads summing their ``slices`` one after
+    another, or ``stream`` (its traffic's streaming) if that takes longer. With whether the walk
+    binds, and the words for it; None where the card lacks the figures."""
+    floor, per_slice = dict(c.reduce_floor).get(which), dict(c.reduce_slice).get(which)
+    if floor is None or per_slice is None:
+        return None
+    walk = math.ceil(blocks / c.sms) * slices * per_slice
+    words = (
+        f"{blocks:,} block(s), each thread's {slices} slices one after another at {per_slice * 1e9:.1f} ns a slice, "
+        f"{floor * 1e6:.2f} us fixed"
+    )
+    return floor + max(walk, stream), walk >= stream, words
+
+
 def _measured_reduce(c: Card, k: Kernel, near: Choice, splits: int, dtype_bytes: float) -> KernelEstimate:
-    """The split-K reduction after a choice-map kernel: its fixed cost and, on the busiest SM, its
-    blocks' slices summed one after another at the card's measured time per slice, or the
-    partial tiles' streaming if that takes longer; a card without the reduction's figures
-    streams only."""
+    """The split-K reduction after a choice-map kernel (_reduce_walk); a card without the
+    reduction's figures streams only."""
     part = k.m * k.n * 4 * splits
     out_bytes = 4 if k.dtype in ("fp32", "tf32") else dtype_bytes
     stream = (part + k.m * k.n * out_bytes) / c.dram_bw
     which = reducer(near.family)
-    floor, per_slice = dict(c.reduce_floor).get(which), dict(c.reduce_slice).get(which)
-    if floor is None or per_slice is None:
-        return _split_reduce(k, splits, stream)
     blocks = reduce_blocks(which, k.m, k.n, near.tile)
-    waves = math.ceil(blocks / c.sms)
-    walk = waves * splits * per_slice
-    est = _split_reduce(k, splits, floor + max(walk, stream))
+    walked = _reduce_walk(c, which, blocks, splits, stream)
+    if walked is None:
+        return _split_reduce(k, splits, stream)
+    seconds, binds, words = walked
     return replace(
-        est,
+        _split_reduce(k, splits, seconds),
         grid=blocks,
         waves=blocks / c.sms,
-        bound="latency" if walk >= stream else "memory",
+        bound="latency" if binds else "memory",
         reason=(
-            f"{'cublasLt splitKreduce' if which == 'cublaslt' else 'xmma'} sums the {splits} fp32 partial tiles: "
-            f"{blocks:,} blocks, each thread's slices one after another at {per_slice * 1e9:.1f} ns a slice, "
-            f"{floor * 1e6:.2f} us fixed"
-            + (f"; streaming the {part / 1e6:,.1f} MB of partials takes longer" if stream > walk else "")
+            f"{'cublasLt splitKreduce' if which == 'cublaslt' else 'xmma'} sums the {splits} fp32 partial tiles: {words}"
+            + ("" if binds else f"; streaming the {part / 1e6:,.1f} MB of partials takes longer")
         ),
     )
 
 
 def splitk_reduce(c: Card, k: Kernel) -> KernelEstimate:
     """cublasLt's splitKreduce as an op file declares it (model: reduce): ``grid`` blocks, each
-    thread summing its element's ``passes`` slices one after another at the card's fitted time per
-    slice after its fixed cost (the figures of the GEMM sweep's own reductions), or streaming
-    ``dram_bytes`` if that takes longer; a card without those figures streams only."""
-    slices = max(k.passes, 1)
+    thread summing its element's ``passes`` slices (_reduce_walk), or streaming ``dram_bytes``
+    after a queued kernel's floor on a card without the reduction's figures."""
+    slices, blocks = max(k.passes, 1), max(k.grid, 1)
     stream = k.dram_bytes / c.dram_bw
-    floor, per_slice = dict(c.reduce_floor).get("cublaslt"), dict(c.reduce_slice).get("cublaslt")
-    blocks = max(k.grid, 1)
-    if floor is None or per_slice is None:
-        return KernelEstimate(
-            name=k.name,
-            model="stream",
-            seconds=c.stream_floor + stream,
-            grid=blocks,
-            blocks_per_sm=None,
-            waves=blocks / c.sms,
-            bound="memory",
-            reason=f"sums {slices} fp32 partials an element (no reduction figures for this card: their streaming)",
-        )
-    walk = math.ceil(blocks / c.sms) * slices * per_slice
+    walked = _reduce_walk(c, "cublaslt", blocks, slices, stream)
+    seconds, binds, words = walked or (c.stream_floor + stream, False, "")
     return KernelEstimate(
         name=k.name,
         model="stream",
-        seconds=floor + max(walk, stream),
+        seconds=seconds,
         grid=blocks,
         blocks_per_sm=None,
         waves=blocks / c.sms,
-        bound="latency" if walk >= stream else "memory",
-        reason=(
-            f"cublasLt splitKreduce: {blocks:,} block(s), each thread's {slices} slices one after another at "
-            f"{per_slice * 1e9:.1f} ns a slice, {floor * 1e6:.2f} us fixed"
-        ),
+        bound="latency" if binds else "memory",
+        reason=f"cublasLt splitKreduce: {words}"
+        if walked
+        else f"sums {slices} fp32 partials an element (no reduction figures for this card: their streaming)",
     )
 
 

@@ -645,6 +645,19 @@ def vector_side_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     return cs
 
 
+def _distinct_gemms(n: int, draw: Callable[[], tuple[int, int, int, str]]) -> list[dict[str, Any]]:
+    """n GEMM cases of distinct (m, n, k, dtype), each from ``draw`` (which takes its numbers
+    from the plan's seeded generator, in the order the plan draws them)."""
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, int, int, str]] = set()
+    while len(cs) < n:
+        shape = draw()
+        if shape not in seen:
+            seen.add(shape)
+            cs.append(gemm_case(*shape))
+    return cs
+
+
 def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     """GEMMs of large outputs and a shallow depth: both sides log-uniform in 512-16384 and the
     depth in 1-512 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16 and fp16:
@@ -654,15 +667,24 @@ def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
 
     rng = random.Random(seed)
     size = _log_sizes(rng)
-    cs: list[dict[str, Any]] = []
-    seen: set[tuple[int, int, int, str]] = set()
-    while len(cs) < n:
+
+    def draw() -> tuple[int, int, int, str]:
         m, nn, k = size(512, 16384), size(512, 16384), size(1, 512)
-        dt = rng.choice(("fp32", "tf32", "bf16", "fp16"))
-        if (m, nn, k, dt) not in seen:
-            seen.add((m, nn, k, dt))
-            cs.append(gemm_case(m, nn, k, dt))
-    return cs
+        return m, nn, k, rng.choice(("fp32", "tf32", "bf16", "fp16"))
+
+    return _distinct_gemms(n, draw)
+
+
+def _small_side_draw(rng: Any, size: Callable[[int, int], int], lo: int, hi: int, k_hi: int) -> Callable[[], tuple[int, int, int, str]]:
+    """A draw of one side in lo-hi (rows or columns, either at random), the other in 1-16384 and
+    the depth in 1-k_hi, any of the four dtypes."""
+
+    def draw() -> tuple[int, int, int, str]:
+        small, other, k = size(lo, hi), size(1, 16384), size(1, k_hi)
+        m, nn = (small, other) if rng.random() < 0.5 else (other, small)
+        return m, nn, k, rng.choice(("fp32", "tf32", "bf16", "fp16"))
+
+    return draw
 
 
 def mid_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
@@ -673,39 +695,18 @@ def mid_side_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     import random
 
     rng = random.Random(seed)
-    size = _log_sizes(rng)
-    cs: list[dict[str, Any]] = []
-    seen: set[tuple[int, int, int, str]] = set()
-    while len(cs) < n:
-        mid, other, k = size(17, 64), size(1, 16384), size(1, 16384)
-        m, nn = (mid, other) if rng.random() < 0.5 else (other, mid)
-        dt = rng.choice(("fp32", "tf32", "bf16", "fp16"))
-        if (m, nn, k, dt) not in seen:
-            seen.add((m, nn, k, dt))
-            cs.append(gemm_case(m, nn, k, dt))
-    return cs
+    return _distinct_gemms(n, _small_side_draw(rng, _log_sizes(rng), 17, 64, 16384))
 
 
 def tiny_depth_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     """GEMMs of a depth of 1-16 (log-uniform), one side of 2-64 and the other of 1-16384 (either
     at random, log-uniform, half of those from 16 up a multiple of 8), any of fp32, tf32, bf16 and
-    fp16: the depths the GEMM choice map measures below 16 (roofcalc/expected/choice.py
-    GRID_K_SMALL). Seed 1 a hold-out (HOLDOUT.md)."""
+    fp16: the depths the GEMM choice map measured below 16 (kernels/choice9, not kept). Seed 1 a
+    hold-out (HOLDOUT.md)."""
     import random
 
     rng = random.Random(seed)
-    size = _log_sizes(rng)
-    cs: list[dict[str, Any]] = []
-    seen: set[tuple[int, int, int, str]] = set()
-    while len(cs) < n:
-        small, other, k = size(2, 64), size(1, 16384), size(1, 16)
-        m, nn = (small, other) if rng.random() < 0.5 else (other, small)
-        dt = rng.choice(("fp32", "tf32", "bf16", "fp16"))
-        if (m, nn, k, dt) not in seen:
-            seen.add((m, nn, k, dt))
-            cs.append(gemm_case(m, nn, k, dt))
-    return cs
-
+    return _distinct_gemms(n, _small_side_draw(rng, _log_sizes(rng), 2, 64, 16))
 
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
          "vec-rand1": lambda: vector_side_random_cases(1),
