@@ -129,7 +129,7 @@ def _traffic(kernels: list[Kernel], dtype_bytes: float) -> float:
     for k in kernels:
         if k.model == "gemm":
             total += (k.m * k.k + k.k * k.n + k.m * k.n) * dtype_bytes * k.batch * k.repeat
-        elif k.model in ("stream", "flash"):
+        elif k.model in ("stream", "flash", "reduce"):
             total += k.dram_bytes * k.repeat
     return total
 
