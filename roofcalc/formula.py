@@ -91,7 +91,7 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: _div(a, b),
+    ast.Div: _div,
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
     ast.Pow: lambda a, b: a**b,
@@ -132,9 +132,13 @@ class Formula:
         used: set[str] = set()
         _check(tree.body, allowed, used)
         self.tree = tree.body
-        self._fn = _compile(tree.body)
         self.names = frozenset(used)
-        self._order = tuple(sorted(used))
+        self._derive()
+
+    def _derive(self) -> None:
+        """What evaluation uses, made from the checked tree and names (again when unpickled)."""
+        self._fn = _compile(self.tree)
+        self._order = tuple(sorted(self.names))
         # the values of the names used, as a tuple, straight from the mapping (a KeyError for
         # a name it lacks, as env[name] gives)
         self._get = operator.itemgetter(*self._order, *self._order[:1]) if self._order else None
@@ -151,10 +155,7 @@ class Formula:
 
     def __setstate__(self, state: tuple[str, ast.expr, frozenset[str]]) -> None:
         self.text, self.tree, self.names = state
-        self._fn = _compile(self.tree)
-        self._order = tuple(sorted(self.names))
-        self._get = operator.itemgetter(*self._order, *self._order[:1]) if self._order else None
-        self._memo = {}
+        self._derive()
 
     # two formulas of the same text are the same formula (a copy, e.g. unpickled, included)
     def __eq__(self, other: object) -> bool:

@@ -4,6 +4,7 @@ import gc
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -168,14 +169,17 @@ class VerifiedFor:
     def __init__(self, session: Verified, test_file: Path) -> None:
         self.session, self.own = session, [test_file, Path(__file__).resolve()]
 
-    def key(self, name: str, files: list[Path]) -> str:
-        return self.session.key(name, [*self.own, *files])
+    def once(self, name: str, files: list[Path], check: Callable[[], None]) -> None:
+        """check(), unless it passed before with these inputs; recorded when it passes."""
+        key = self.session.key(name, [*self.own, *files])
+        if not self.session.seen(key):
+            check()
+            self.session.record(key)
 
-    def seen(self, key: str) -> bool:
-        return self.session.seen(key)
 
-    def record(self, key: str) -> None:
-        self.session.record(key)
+def trace_set_files(card_set: str) -> list[Path]:
+    """A trace set's committed files (validation/traces/CARD/SET: its times and traces)."""
+    return sorted(p for p in (ROOT / "validation" / "traces" / card_set).rglob("*") if p.is_file())
 
 
 @pytest.fixture(scope="session")

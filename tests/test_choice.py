@@ -91,10 +91,11 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     """hardware/h100.yaml's map and per-tile figures are what choice_map.py computes from the
     committed sweep with the probe's own code (and h200.yaml's, transferred), not edited by hand."""
     path = ROOT / "validation" / "expected" / "choice_map.py"
-    key = verified.key("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz"])
-    if not verified.seen(key):
+
+    def check() -> None:
         assert load_script(path).main(["--check"]) == 0, "python3 validation/expected/choice_map.py"
-        verified.record(key)
+
+    verified.once("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz"], check)
     sweep = json.loads(gzip.decompress((KERNELS / "choice8" / "choice-sweep.json.gz").read_bytes()))
     cmap = load_hardware("h100").expected.gemm_choice_map
     # fp32 (TF32 off): 26 sides (9 small, 2 mid, 15 large), the 532 (m, n) pairs with a side up to
@@ -263,30 +264,26 @@ def test_the_grid_lookup_is_the_nearest_entry(verified: VerifiedFor) -> None:
 
     from roofcalc.expected.choice import aligned16
 
-    key0 = verified.key("grid-lookup", [])
-    if verified.seen(key0):
-        return
-    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)
-    rng = random.Random(7)
+    def check() -> None:
+        cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)
+        rng = random.Random(7)
 
-    logs: dict[object, list[tuple[float, float, float, object]]] = {}
+        logs: dict[object, list[tuple[float, float, float, object]]] = {}
 
-    def d2(c, m: int, n: int, k: int) -> float:  # type: ignore[no-untyped-def]
-        return math.log(c.m / m) ** 2 + math.log(c.n / n) ** 2 + math.log(c.k / k) ** 2
+        for _ in range(200):
+            dtype = rng.choice(("fp32", "tf32", "bf16", "fp16"))
+            small, other, k = rng.randint(2, 64), int(2 ** rng.uniform(1, 14)), int(2 ** rng.uniform(1, 14))
+            m, n = (small, other) if rng.random() < 0.5 else (other, small)
+            got = cmap.nearest(dtype, m, n, k)
+            key = (dtype, aligned16(dtype, n, k))
+            if key not in logs:
+                logs[key] = [(math.log(c.m), math.log(c.n), math.log(c.k), c) for c in cmap.classes[key]]
+            lm, ln, lk = math.log(m), math.log(n), math.log(k)
+            # the least distance, of two as near the first entry (the distance as _nearest sums it)
+            best = min(((a - lm) ** 2 + (b - ln) ** 2 + (d - lk) ** 2, i) for i, (a, b, d, _) in enumerate(logs[key]))
+            assert got is logs[key][best[1]][3], (dtype, m, n, k, got, logs[key][best[1]][3])
 
-    for _ in range(200):
-        dtype = rng.choice(("fp32", "tf32", "bf16", "fp16"))
-        small, other, k = rng.randint(2, 64), int(2 ** rng.uniform(1, 14)), int(2 ** rng.uniform(1, 14))
-        m, n = (small, other) if rng.random() < 0.5 else (other, small)
-        got = cmap.nearest(dtype, m, n, k)
-        key = (dtype, aligned16(dtype, n, k))
-        if key not in logs:
-            logs[key] = [(math.log(c.m), math.log(c.n), math.log(c.k), c) for c in cmap.classes[key]]
-        lm, ln, lk = math.log(m), math.log(n), math.log(k)
-        # the least distance, of two as near the first entry (the distance as _nearest sums it)
-        best = min(((a - lm) ** 2 + (b - ln) ** 2 + (d - lk) ** 2, i) for i, (a, b, d, _) in enumerate(logs[key]))
-        assert got is logs[key][best[1]][3], (dtype, m, n, k, got, logs[key][best[1]][3])
-    verified.record(key0)
+    verified.once("grid-lookup", [], check)
 
 
 def test_the_probe_report_with_its_choice_sweep(tmp_path: Path) -> None:

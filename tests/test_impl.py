@@ -18,7 +18,7 @@ from roofcalc.impl.spec import SCHEMA, ImplFile
 from roofcalc.trace import read_trace
 from roofcalc.trace.opcost import op_cost
 
-from .conftest import VerifiedFor, load_script, run, run_json
+from .conftest import VerifiedFor, load_script, run, run_json, trace_set_files
 
 ROOT = Path(__file__).resolve().parent.parent
 HF1 = ROOT / "validation" / "traces" / "h200" / "hf1"
@@ -200,11 +200,6 @@ def test_another_card_or_phase_is_refused(tmp_path: Path, impl: ImplFile) -> Non
     assert usage.exit_code == 2 and "--context" in usage.stderr and not (tmp_path / "x.yaml").exists()
 
 
-def _set_files(card_set: str) -> list[Path]:
-    """A trace set's committed files (its times and traces), for Verified's key."""
-    return sorted(p for p in (ROOT / "validation" / "traces" / card_set).rglob("*") if p.is_file())
-
-
 def test_the_holdout_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
     """validation/expected/h200/impl-holdout1.json, recomputed from the committed traces and
     times (a hold-out drawn before the predictor was written: validation/traces/README.md)."""
@@ -212,12 +207,12 @@ def test_the_holdout_report_is_what_the_code_computes(verified: VerifiedFor) -> 
     path = ROOT / "validation" / "expected" / "h200" / "impl-holdout1.json"
     committed = json.loads(path.read_text())
     assert committed["summary"]["in_band"] == sum(r["in_band"] for r in committed["rows"] if not r["same_shape"])
-    key = verified.key("impl-holdout-report", [script, path, *_set_files("h200/holdout1")])
-    if verified.seen(key):
-        return
-    again = json.loads(json.dumps(load_script(script).report("h200/holdout1", True), sort_keys=True))
-    assert again == committed
-    verified.record(key)
+
+    def check() -> None:
+        again = json.loads(json.dumps(load_script(script).report("h200/holdout1", True), sort_keys=True))
+        assert again == committed
+
+    verified.once("impl-holdout-report", [script, path, *trace_set_files("h200/holdout1")], check)
 
 
 def _mutated(tmp_path: Path, change: object) -> Path:
@@ -503,12 +498,12 @@ def test_the_graph_reports_are_what_the_code_computes(card_set: str, verified: V
     script = ROOT / "validation" / "expected" / "impl_report.py"
     card, name = card_set.split("/")
     path = ROOT / "validation" / "expected" / card / f"impl-{name}-graphs.json"
-    key = verified.key("impl-graph-report", [script, path, *_set_files(card_set)])
-    if verified.seen(key):
-        return
-    committed = json.loads(path.read_text())
-    assert json.loads(json.dumps(load_script(script).report(card_set, True, True), sort_keys=True)) == committed
-    verified.record(key)
+
+    def check() -> None:
+        committed = json.loads(path.read_text())
+        assert json.loads(json.dumps(load_script(script).report(card_set, True, True), sort_keys=True)) == committed
+
+    verified.once("impl-graph-report", [script, path, *trace_set_files(card_set)], check)
 
 
 def test_records_meet_their_own_kernels_whatever_the_file_order(tmp_path: Path) -> None:

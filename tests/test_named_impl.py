@@ -15,7 +15,7 @@ from roofcalc.impl.named import NamedImpl, all_figures, impl_names, load_named
 from roofcalc.opdefs import load_op
 from roofcalc.presets import params_from_hf_config
 
-from .conftest import DATA, VerifiedFor, load_script, run, run_json
+from .conftest import DATA, VerifiedFor, load_script, run, run_json, trace_set_files
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = DATA / "hf"
@@ -247,13 +247,12 @@ def test_committed_named_report_is_what_the_code_computes(set_name: str, verifie
     script = ROOT / "validation" / "expected" / "named_report.py"
     card, name = set_name.split("/")
     path = ROOT / "validation" / "expected" / card / f"named-{name}.json"
-    traces = sorted(p for p in (ROOT / "validation" / "traces" / set_name).rglob("*") if p.is_file())
-    key = verified.key("named-report", [script, path, *traces])
-    if verified.seen(key):
-        return
-    rep = load_script(script).report(set_name)
-    assert json.loads(json.dumps(rep)) == json.loads(path.read_text())
-    verified.record(key)
+
+    def check() -> None:
+        rep = load_script(script).report(set_name)
+        assert json.loads(json.dumps(rep)) == json.loads(path.read_text())
+
+    verified.once("named-report", [script, path, *trace_set_files(set_name)], check)
 
 
 def test_the_hold_out_targets_hold() -> None:

@@ -28,6 +28,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any
 
 # The families a GEMM's first kernel is sorted into, by its name: cutlass_80_simt_sgemm_AxB
@@ -172,37 +173,30 @@ def parse_entry(text: str) -> Choice:
     return Choice(dtype, m, n, k, family, tile, int(splits), us * 1e-6)
 
 
-# One well-formed entry, as parse_entry accepts it (the sizes' limits included), for checking a
-# whole map in one pass: 22,410 entries in milliseconds, where parsing each takes 0.1 s.
 _N = r"[1-9][0-9]{0,9}"
+# One well-formed entry, as parse_entry accepts it (the sizes' limits included), its fields
+# captured: a whole map checked in one pass (_BLOCK), and each entry read in one match
+# (_parse_fast), not parse_entry's checks one by one.
 _ENTRY = (
-    rf"(?:fp32|tf32|bf16|fp16) {_N}x{_N}x{_N} "
-    r"(?:(?:simt|xmma|tensorop|nvjet) [1-9][0-9]{0,3}x[1-9][0-9]{0,3}|(?:sn|gemv|other) -) "
-    # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
-    # malformed line after many good ones costs one pass, not a backtrack through them all
-    r"[1-9][0-9]{0,4} (?:[1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
-)
-_BLOCK = re.compile(rf"(?:{_ENTRY}\n)*")
-MAX_ENTRY = 120  # characters of one entry (the longest well-formed one is under 80)
-# one entry as the probe writes it, its fields captured: the registry's map parsed in a pass of
-# the regular-expression engine per entry, not parse_entry's checks one by one
-_ENTRY_FIELDS = re.compile(
     rf"(fp32|tf32|bf16|fp16) ({_N})x({_N})x({_N}) "
     r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -) "
-    r"([1-9][0-9]{0,4}) ([0-9]{1,7}(?:\.[0-9]{1,6})?)"
+    # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
+    # malformed line after many good ones costs one pass, not a backtrack through them all
+    r"([1-9][0-9]{0,4}) ([1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
 )
+_BLOCK = re.compile(rf"(?:{_ENTRY}\n)*")
+_ONE_ENTRY = re.compile(_ENTRY)
+MAX_ENTRY = 120  # characters of one entry (the longest well-formed one is under 80)
 
 
 def _parse_fast(text: str) -> Choice:
     """parse_entry, for an entry in the probe's own form first (what else it reads, and every
-    refusal, is parse_entry's)."""
-    f = _ENTRY_FIELDS.fullmatch(text) if type(text) is str else None
+    refusal, is parse_entry's). The form's time is positive and under 10^7 us, as parse_entry
+    asks."""
+    f = _ONE_ENTRY.fullmatch(text) if type(text) is str else None
     if f is None:
         return parse_entry(text)
     dtype, m, n, k, fam, tm, tn, other, splits, us = f.groups()
-    kernel_s = float(us) * 1e-6
-    if not 0 < kernel_s < 10:  # parse_entry's bounds (positive, under 10^7 us) and its words
-        return parse_entry(text)
     # the frozen dataclass's fields set as its __init__ would (without its checks per field)
     c = object.__new__(Choice)
     c.__dict__.update(
@@ -213,7 +207,7 @@ def _parse_fast(text: str) -> Choice:
         family=fam or other,
         tile=(int(tm), int(tn)) if fam else None,
         splits=int(splits),
-        kernel_s=kernel_s,
+        kernel_s=float(us) * 1e-6,
     )
     return c
 
@@ -283,13 +277,12 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
             split_y = family == "nvjet" and "splitK" in name
             splits, launched = (gy, gx * gz) if split_y else (gz, gx * gy)
 
-            def miss(tm: int, tn: int, launched: int = launched) -> float:
-                tiles = max(1, math.ceil(m / tm) * math.ceil(n / tn))
-                return abs(math.log(tiles / launched))
+            def miss(tile: tuple[int, int], launched: int = launched) -> float:
+                return abs(math.log(max(1, tile_count(m, n, tile)) / launched))
 
             default = (b, a) if family in ("simt", "nvjet") else (a, b)
             other = (default[1], default[0])
-            tile = other if miss(*other) < miss(*default) else default
+            tile = other if miss(other) < miss(default) else default
             return family, tile, max(1, splits)
     if "gemmSN" in name:
         return "sn", None, gz
@@ -368,10 +361,6 @@ class ChoiceMap:
         return min(MAP_MAX_SMALL, max(min(c.m, c.n) for c in self.entries))
 
 
-def _first(pair: tuple[float, Any]) -> float:
-    return pair[0]
-
-
 @lru_cache(maxsize=4096)
 def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | None:
     key = (dtype, aligned16(dtype, n, k))
@@ -387,7 +376,7 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     # (its nearest is one of them)
     lm, ln, lk = math.log(m), math.log(n), math.log(k)
     best, at = math.inf, -1
-    for dm, row in sorted((((pm - lm) ** 2, row) for pm, row in cmap.pairs[key]), key=_first):
+    for dm, row in sorted((((pm - lm) ** 2, row) for pm, row in cmap.pairs[key]), key=itemgetter(0)):
         if dm > best:
             break
         for pn, logs, index in row:
@@ -406,12 +395,16 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     return entries[at]
 
 
+def tile_count(m: int, n: int, tile: tuple[int, int]) -> int:
+    """The tiles of tm x tn that cover an m x n output (the last of a row or column overhanging)."""
+    return math.ceil(m / tile[0]) * math.ceil(n / tile[1])
+
+
 def tile_work(m: int, n: int, k: int, tile: tuple[int, int], splits: int, sms: int) -> float:
     """FLOPs of the busiest SM of a tiled kernel: its blocks (a tile of the output each, padded
     where the tile overhangs it, and a slice of k) dealt over the SMs, ceil(blocks / sms) on one."""
-    tm, tn = tile
-    blocks = math.ceil(m / tm) * math.ceil(n / tn) * splits
-    return math.ceil(blocks / sms) * tm * tn * math.ceil(k / splits) * 2
+    blocks = tile_count(m, n, tile) * splits
+    return math.ceil(blocks / sms) * tile[0] * tile[1] * math.ceil(k / splits) * 2
 
 
 # cuBLAS's split-K reductions (the kernel after a GEMM whose k it cut into slices): cublasLt's
@@ -430,9 +423,8 @@ def reduce_blocks(name: str, m: int, n: int, tile: tuple[int, int] | None) -> in
     per 16 x 32 of the output (every one of its 26,985 launches in choice5); xmma's two per output
     tile (600 of its 734; the others one or four)."""
     if name == "xmma":
-        tm, tn = tile or (64, 64)
-        return 2 * math.ceil(m / tm) * math.ceil(n / tn)
-    return math.ceil(m / 16) * math.ceil(n / 32)
+        return 2 * tile_count(m, n, tile or (64, 64))
+    return tile_count(m, n, (16, 32))
 
 
 def reduce_kernel(kernels: list[Mapping[str, Any]]) -> tuple[str, int, float] | None:

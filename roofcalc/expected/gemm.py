@@ -15,7 +15,7 @@ from ..dtypes import ELEMENT_BYTES
 from ..hardware import Hardware
 from .card import Card, card, tensor_rate
 from .choice import DTYPES as CHOICE_DTYPES
-from .choice import Choice, reduce_blocks, reducer, tile_work
+from .choice import Choice, reduce_blocks, reducer, tile_count, tile_work
 from .records import Kernel, KernelEstimate
 from .stream import _prior_read, _prior_time
 
@@ -330,12 +330,12 @@ def _gemm_measured_choice(
     # 220 of the development sets within [0.8, 1.25] against 191)
     per_slice = math.ceil(near.k / near.splits)
     splits = min(near.splits, k.k) if k.k > near.k else max(1, min(k.k, round(k.k / per_slice)))
+    tiles = tile_count(k.m, k.n, near.tile)
     if splits > 1:
         # cuBLAS cuts k to fill the SMs: no more blocks than the waves it filled at the nearest
         # shape (24 x 3056 x 2384 takes 24 x 2560 x 2048's 6 slices of 20 tiles, one wave; as 7 slices
         # of its 24 tiles it would be two)
-        tiles = math.ceil(k.m / near.tile[0]) * math.ceil(k.n / near.tile[1])
-        near_blocks = math.ceil(near.m / near.tile[0]) * math.ceil(near.n / near.tile[1]) * near.splits
+        near_blocks = tile_count(near.m, near.n, near.tile) * near.splits
         splits = max(1, min(splits, math.ceil(near_blocks / c.sms) * c.sms // tiles))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
@@ -343,7 +343,7 @@ def _gemm_measured_choice(
     io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits
     t_mem = io / c.dram_bw
     tm, tn = near.tile
-    blocks = math.ceil(k.m / tm) * math.ceil(k.n / tn) * splits
+    blocks = tiles * splits
     kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}.get(near.family, near.family)
     what = k.dtype.upper()
     why = (

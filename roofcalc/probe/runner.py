@@ -147,10 +147,6 @@ class _Timed:
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
 
 
-# text whose lines are printable ASCII: a YAML literal block keeps it as it is
-_PRINTABLE_LINES = re.compile(r"[ -~\n]*")
-
-
 def find_nvcc() -> str:
     for cand in (
         shutil.which("nvcc"),
@@ -716,6 +712,10 @@ def write_atomic(path: str, text: str) -> None:
     from ..output import replace_file
 
     replace_file(Path(path), text, label=path)
+
+
+# text whose lines are printable ASCII: a YAML literal block keeps it as it is
+_PRINTABLE_LINES = re.compile(r"[ -~\n]*")
 
 
 def calibration_yaml(doc: dict[str, Any]) -> str:
