@@ -1009,14 +1009,8 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
             family, tile, splits = classify(r["kernels"], m, n)
             first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
             # as a map file allows
-            # what an entry can hold: 0.01 us to under 10 s (two decimals of us), sizes a map accepts
-            if (
-                dtype in DTYPES
-                and 1e-8 <= first < 9.99
-                and min(m, n, k) > 0
-                and max(m, n, k) < 10**10
-                and splits < 10**5
-            ):
+            # what an entry can hold: 0.01 us to under 10 s (two decimals of us), the sizes checked above
+            if dtype in DTYPES and 1e-8 <= first < 9.99 and splits < 10**5:
                 choices.append(Choice(dtype, m, n, k, family, tile, splits, first))
                 red = reduce_kernel(r["kernels"]) if splits > 1 else None
                 if red is not None and 1e-8 <= red[2] < 9.99 and red[1] < 10**9:
