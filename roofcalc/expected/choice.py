@@ -101,6 +101,24 @@ def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in depths]
 
 
+# One-row products (x @ B: m = 1) of 4-byte elements: cuBLAS runs its column-walking GEMV kernels
+# (gemvx, gemvNSP, dot_kernel; validation/expected/h100/kernels/vec1), whose launch (blocks, threads)
+# and k slices change with n and k in steps no rule read off a few shapes reproduces. The probe
+# sweeps the (n, k) plane densely (a factor 2^(1/3) between neighbours), with each kernel's block
+# as well as its grid.
+ROW_DTYPES = ("fp32", "tf32")
+ROW_SIDES = tuple(sorted({round(2 ** (i / 3)) for i in range(3, 43)}))  # 2-16,384: 39 columns
+ROW_DEPTHS = tuple(sorted({round(2 ** (i / 3)) for i in range(0, 43)}))  # 1-16,384: 40 depths
+
+
+def row_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
+    """The (1, n, k) of the probe's one-row sweep, for one dtype (none for 16-bit types, whose
+    one-row products the GEMM paths model)."""
+    if dtype not in ROW_DTYPES:
+        return []
+    return [(1, n, k) for n in ROW_SIDES for k in ROW_DEPTHS]
+
+
 def aligned16(dtype: str, n: int, k: int) -> int:
     """The alignment class a kernel depends on: the largest power of two up to 16 that divides both
     leading dimensions in bytes (k of A, n of B); FP32 with TF32 off runs kernels that need none

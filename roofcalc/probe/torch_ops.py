@@ -858,12 +858,15 @@ def profiled_kernels(torch: Any, calls: list[Any], block: bool = False) -> list[
     return groups[:-1]
 
 
-def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | None = None) -> list[dict[str, Any]]:
+def gemm_choices(
+    torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | None = None, block: bool = False
+) -> list[dict[str, Any]]:
     """Which kernels cuBLAS runs for products with a small side (few rows or few columns): FP32 with
     TF32 off and on, bf16 and fp16, over a grid of shapes per dtype (roofcalc/expected/choice.py
     grid_shapes): each shape's torch.matmul once to warm cuBLAS's heuristic, then every shape once
     under the profiler, a sleep kernel between shapes to tell their kernels apart. Each record:
-    dtype, m, n, k and the kernels (name, grid, profiled duration) in launch order."""
+    dtype, m, n, k and the kernels (name, grid, each one's block if asked, profiled duration) in
+    launch order."""
     if shapes is None:
         from ..expected.choice import DTYPES, grid_shapes
 
@@ -882,7 +885,7 @@ def gemm_choices(torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | Non
                 return torch.matmul(a_buf[: m * k].view(m, k), b_buf[: k * n].view(k, n))
 
             _set_tf32(torch, dtype == "tf32")
-            groups = profiled_kernels(torch, [lambda m=m, n=n, k=k: call(m, n, k) for m, n, k in grid])
+            groups = profiled_kernels(torch, [lambda m=m, n=n, k=k: call(m, n, k) for m, n, k in grid], block)
             out += [
                 {"dtype": dtype, "m": m, "n": n, "k": k, "kernels": g}
                 for (m, n, k), g in zip(grid, groups, strict=True)

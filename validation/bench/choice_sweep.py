@@ -2,6 +2,7 @@
 the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the device and versions.
 
     python3 validation/bench/choice_sweep.py --out choice-sweep.json
+    python3 validation/bench/choice_sweep.py --rows --out row-sweep.json   # one-row products only
 
 Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
 """
@@ -38,17 +39,21 @@ def _choice_module():
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="choice-sweep.json")
+    ap.add_argument(
+        "--rows", action="store_true", help="the one-row plane (choice.row_shapes), each kernel's block too"
+    )
     args = ap.parse_args()
     dev = torch.device("cuda")
     t0 = time.time()
     choice = _choice_module()
-    records = gemm_choices(torch, {dt: choice.grid_shapes(dt) for dt in choice.DTYPES})
+    grid = choice.row_shapes if args.rows else choice.grid_shapes
+    records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows)
     counts: dict[str, int] = {}
     for r in records:
         fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
         counts[f"{r['dtype']} {fam}"] = counts.get(f"{r['dtype']} {fam}", 0) + 1
     print(f"{len(records)} shapes in {time.time() - t0:.1f} s: {counts}", flush=True)
-    benchlib.write_record(args.out, "gemm-choice-sweep", dev, records, t0)
+    benchlib.write_record(args.out, "gemm-row-sweep" if args.rows else "gemm-choice-sweep", dev, records, t0)
     return 0
 
 
