@@ -649,7 +649,7 @@ def row_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     """One-row GEMMs (x @ B: m = 1), the columns log-uniform in 2-16384 and the depth in 1-16384
     (half of those from 16 up a multiple of 8), fp32 with TF32 off or on: cuBLAS's column-walking
     GEMV kernels (roofcalc/expected/choice.py row_shapes). Plan row-rand1 (seed 101) a hold-out,
-    row-rand2 (seed 102) development data (HOLDOUT.md); not seeds 1 and 2, whose first sizes are
+    row-rand2 and row-rand3 (seeds 102, 103) development data (HOLDOUT.md); not seeds 1 and 2, whose first sizes are
     vec-rand1's (the same generator's draws)."""
     import random
 
@@ -732,6 +732,7 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: 
          "mid-rand1": lambda: mid_side_random_cases(1),
          "tinyk-rand1": lambda: tiny_depth_random_cases(1),
          "row-rand1": lambda: row_random_cases(101), "row-rand2": lambda: row_random_cases(102),
+         "row-rand3": lambda: row_random_cases(103),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
