@@ -92,17 +92,29 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     committed sweep with the probe's own code (and h200.yaml's, transferred), not edited by hand."""
     path = ROOT / "validation" / "expected" / "choice_map.py"
 
+    rows_path = KERNELS / "row2" / "row-sweep.json.gz"
+
     def check() -> None:
         assert load_script(path).main(["--check"]) == 0, "python3 validation/expected/choice_map.py"
+        sweep = json.loads(gzip.decompress((KERNELS / "choice8" / "choice-sweep.json.gz").read_bytes()))
+        rows = json.loads(gzip.decompress(rows_path.read_bytes()))
+        # the sweeps' sizes, as the grids give them (below: the map's)
+        assert len(sweep["cases"]) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
+        assert len(rows["cases"]) == 2 * 73 * 111
 
-    verified.once("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz"], check)
-    sweep = json.loads(gzip.decompress((KERNELS / "choice8" / "choice-sweep.json.gz").read_bytes()))
+    verified.once("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path], check)
     cmap = load_hardware("h100").expected.gemm_choice_map
+    assert cmap is not None
+    parsed = ChoiceMap.from_entries(cmap.entries)
     # fp32 (TF32 off): 26 sides (9 small, 2 mid, 15 large), the 532 (m, n) pairs with a side up to
     # 64 (26^2 less the 12^2 of two large sides above 64) x 25 depths; tf32, bf16 and fp16: 32 sides
     # (6 odd large added, 41 of them at most 64), 735 pairs (32^2 - 17^2) x 30 depths (odd depths
     # added), and 4 (tf32) or 8 (bf16, fp16) of 4- and 8-byte alignment
-    assert cmap is not None and len(cmap.entries) == len(sweep["cases"]) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
+    assert len(parsed.products) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
+    # the one-row plane: 73 column counts x 111 depths, fp32 and tf32; its depth of 1 runs a SIMT
+    # GEMM (73 shapes a dtype, left out), every other shape a GEMV kernel (the sweep's log)
+    assert {d: len(v) for d, v in parsed.rows.items()} == {"fp32": 73 * 110, "tf32": 73 * 110}
+    assert len(parsed.entries) == len(parsed.products) + 2 * 73 * 110
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"
@@ -307,8 +319,8 @@ def test_the_probe_report_with_its_choice_sweep(tmp_path: Path) -> None:
     reg = load_hardware("h100").expected.gemm_choice_map
     assert cal is not None and reg is not None
     key = lambda e: (e.dtype, e.m, e.n, e.k, e.family, e.tile)  # noqa: E731
-    mine = {key(parse_entry(t)) for t in cal.entries}
-    theirs = {key(parse_entry(t)) for t in reg.entries}
+    mine = {key(e) for e in ChoiceMap.from_entries(cal.entries).entries}
+    theirs = {key(e) for e in ChoiceMap.from_entries(reg.entries).entries}
     shapes = {k[:4] for k in theirs}
     assert {k for k in mine if k[:4] in shapes} <= theirs and len(mine) == 22410
 

@@ -34,8 +34,9 @@ from typing import Any
 # The families a GEMM's first kernel is sorted into, by its name: cutlass_80_simt_sgemm_AxB
 # (simt), sm80/sm90 xmma_gemm_..._tilesizeAxB (xmma), cutlass tensorop_..._AxB (tensorop) and the
 # Hopper nvjet_..._AxB kernels (nvjet) carry their tile; gemmSN (sn), the gemv and dot kernels
-# (gemv) and anything else (other) do not.
-FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other")
+# (gemv) and anything else (other) do not. A one-row product's GEMV kernel (row) carries its launch
+# instead: BLOCKSxTHREADS, the blocks of its grid and the threads of each (row_shapes).
+FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other", "row")
 TILED = ("simt", "xmma", "tensorop", "nvjet")
 _TILE_PATTERNS = (
     ("simt", r"simt_sgemm_(\d+)x(\d+)_"),
@@ -102,13 +103,17 @@ def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
 
 
 # One-row products (x @ B: m = 1) of 4-byte elements: cuBLAS runs its column-walking GEMV kernels
-# (gemvx, gemvNSP, dot_kernel; validation/expected/h100/kernels/vec1), whose launch (blocks, threads)
-# and k slices change with n and k in steps no rule read off a few shapes reproduces. The probe
-# sweeps the (n, k) plane densely (a factor 2^(1/3) between neighbours), with each kernel's block
-# as well as its grid.
+# (gemvx, gemvNSP, gemv2N, dot_kernel; validation/expected/h100/kernels/vec1, row1), whose launch
+# (blocks, threads) and k slices change with n and k in steps no rule read off a few shapes
+# reproduces (on an H100 every k of 65-127 runs gemv2N at 8.5 us for 512 columns or more, k = 64
+# gemvx at 2.1 us). The probe sweeps the (n, k) plane densely, a factor 2^(1/6) between
+# neighbours, the depths also as multiples of 8 (kernels/row2; every other size of it, a factor
+# 2^(1/3), was kernels/row1), with each kernel's block as well as its grid.
 ROW_DTYPES = ("fp32", "tf32")
-ROW_SIDES = tuple(sorted({round(2 ** (i / 3)) for i in range(3, 43)}))  # 2-16,384: 39 columns
-ROW_DEPTHS = tuple(sorted({round(2 ** (i / 3)) for i in range(0, 43)}))  # 1-16,384: 40 depths
+ROW_SIDES = tuple(sorted({round(2 ** (i / 6)) for i in range(6, 85)}))  # 2-16,384: 73 column counts
+ROW_DEPTHS = tuple(
+    sorted({round(2 ** (i / 6)) for i in range(0, 85)} | {round(2 ** (i / 6)) // 8 * 8 for i in range(24, 85)})
+)  # 1-16,384: 111 depths
 
 
 def row_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
@@ -140,14 +145,18 @@ class Choice:
     n: int
     k: int
     family: str
-    tile: tuple[int, int] | None  # (rows of m, columns of n) a block, for the tiled families
-    splits: int
+    # (rows of m, columns of n) a block, for the tiled families; for a row entry its launch
+    # (blocks, threads a block)
+    tile: tuple[int, int] | None
+    splits: int  # k slices (the grid's z); of a row entry, the partial sums of each output
     kernel_s: float
 
     @property
     def key(self) -> str | None:
         """The name its dtype, family and tile's figures go by, e.g. fp32_simt_32x128."""
-        return f"{self.dtype}_{self.family}_{self.tile[0]}x{self.tile[1]}" if self.tile else None
+        return (
+            f"{self.dtype}_{self.family}_{self.tile[0]}x{self.tile[1]}" if self.tile and self.family in TILED else None
+        )
 
     def entry(self) -> str:
         tile = f"{self.tile[0]}x{self.tile[1]}" if self.tile else "-"
@@ -177,6 +186,15 @@ def parse_entry(text: str) -> Choice:
         if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**4 for d in t):
             raise ValueError(f"{text!r}: a {family} entry needs its tile as TMxTN (1-9999 each)")
         tile = (int(t[0]), int(t[1]))
+    elif family == "row":
+        t = tile_text.split("x")
+        if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**6 for d in t) or int(t[1]) > 1024:
+            raise ValueError(
+                f"{text!r}: a row entry needs its launch as BLOCKSxTHREADS (1-999999 blocks, 1-1024 threads)"
+            )
+        if dims[0] != "1":
+            raise ValueError(f"{text!r}: a row entry is a one-row product (1xNxK)")
+        tile = (int(t[0]), int(t[1]))
     elif tile_text != "-":
         raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
     if not splits.isdigit() or not 1 <= int(splits) < 10**5:
@@ -195,9 +213,13 @@ _N = r"[1-9][0-9]{0,9}"
 # One well-formed entry, as parse_entry accepts it (the sizes' limits included), its fields
 # captured: a whole map checked in one pass (_BLOCK), and each entry read in one match
 # (_parse_fast), not parse_entry's checks one by one.
+_DTYPE = r"(fp32|tf32|bf16|fp16) "
+_THREADS = r"(?:[1-9][0-9]{0,2}|10[01][0-9]|102[0-4])"  # 1-1024
 _ENTRY = (
-    rf"(fp32|tf32|bf16|fp16) ({_N})x({_N})x({_N}) "
-    r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -) "
+    rf"(?:{_DTYPE}({_N})x({_N})x({_N}) "
+    r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -)"
+    # a row entry: one row, its launch as BLOCKSxTHREADS
+    rf"|{_DTYPE}1x({_N})x({_N}) row ([1-9][0-9]{{0,5}})x({_THREADS})) "
     # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
     # malformed line after many good ones costs one pass, not a backtrack through them all
     r"([1-9][0-9]{0,4}) ([1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
@@ -214,26 +236,25 @@ def _parse_fast(text: str) -> Choice:
     f = _ONE_ENTRY.fullmatch(text) if type(text) is str else None
     if f is None:
         return parse_entry(text)
-    dtype, m, n, k, fam, tm, tn, other, splits, us = f.groups()
+    dtype, m, n, k, fam, tm, tn, other, row_dtype, row_n, row_k, blocks, threads, splits, us = f.groups()
     # the frozen dataclass's fields set as its __init__ would (without its checks per field)
     c = object.__new__(Choice)
-    c.__dict__.update(
-        dtype=dtype,
-        m=int(m),
-        n=int(n),
-        k=int(k),
-        family=fam or other,
-        tile=(int(tm), int(tn)) if fam else None,
-        splits=int(splits),
-        kernel_s=float(us) * 1e-6,
-    )
+    if row_dtype:
+        c.__dict__.update(
+            dtype=row_dtype, m=1, n=int(row_n), k=int(row_k), family="row", tile=(int(blocks), int(threads))
+        )
+    else:
+        c.__dict__.update(
+            dtype=dtype, m=int(m), n=int(n), k=int(k), family=fam or other, tile=(int(tm), int(tn)) if fam else None
+        )
+    c.__dict__.update(splits=int(splits), kernel_s=float(us) * 1e-6)
     return c
 
 
 _CHECKED: set[str] = set()  # blocks of entries already checked (a calibration borrows its part's map)
 
 
-MAX_ENTRIES = 200000  # entries of one map (the registry's sweep has 94,150)
+MAX_ENTRIES = 200000  # entries of one map (the registry's sweeps have 94,150 and 16,060)
 
 
 def check_block(text: str) -> str:
@@ -288,6 +309,12 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     grid = kernels[0].get("grid") or [1, 1, 1]
     ext = [int(g) if isinstance(g, (int, float)) and 0 < g < 2**31 else 1 for g in list(grid)[:3]] + [1, 1, 1]
     gx, gy, gz = ext[:3]
+    launch = _row_launch(kernels[0], gx * gy * gz) if m == 1 and ("gemv" in name or "dot_kernel" in name) else None
+    if launch is not None:
+        # the partial sums of each output a second kernel adds up: dot_kernel's blocks along k
+        # (reduce_1Block after it), a gemvx's k slices (splitKreduce); none where one kernel ran
+        partials = 1 if len(kernels) < 2 else gx * gy if "dot_kernel" in name else gz
+        return "row", launch, max(1, partials)
     for family, pattern in _TILE_PATTERNS:
         hit = re.search(pattern, name)
         if hit and 0 < int(hit.group(1)) < 10**4 and 0 < int(hit.group(2)) < 10**4:
@@ -307,6 +334,16 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     if "gemv" in name or "dot_kernel" in name:
         return "gemv", None, gz
     return "other", None, gz  # a tiled family whose tile the name does not give counts here too
+
+
+def _row_launch(kernel: Mapping[str, Any], blocks: int) -> tuple[int, int] | None:
+    """A one-row GEMV kernel's launch, (blocks, threads a block), where the record gives its block
+    (sweeps before row_shapes did not) and both are in an entry's range."""
+    block = kernel.get("block")
+    if not isinstance(block, list) or len(block) != 3 or not all(type(b) is int and b > 0 for b in block):
+        return None
+    threads = block[0] * block[1] * block[2]
+    return (blocks, threads) if blocks < 10**6 and threads <= 1024 else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -336,10 +373,34 @@ class ChoiceMap:
         return _nearest(self, dtype, m, n, k)
 
     @cached_property
+    def products(self) -> tuple[Choice, ...]:
+        """The entries of products with a small side of 2 or more (the one-row plane apart: rows)."""
+        return tuple(c for c in self.entries if c.m > 1)
+
+    @cached_property
+    def rows(self) -> dict[str, tuple[Choice, ...]]:
+        """The one-row plane's GEMV entries, by dtype."""
+        out: dict[str, list[Choice]] = {}
+        for c in self.entries:
+            if c.family == "row":
+                out.setdefault(c.dtype, []).append(c)
+        return {key: tuple(v) for key, v in out.items()}
+
+    def row_floor(self, dtype: str) -> float:
+        """The fixed cost of a one-row GEMV kernel: the least time any of the map's row entries of
+        this dtype took (0 without any)."""
+        return min((c.kernel_s for c in self.rows.get(dtype, ())), default=0.0)
+
+    def nearest_row(self, dtype: str, n: int, k: int) -> Choice | None:
+        """The one-row GEMV entry of this dtype nearest to 1 x n x k in the logarithms of n and k, or
+        None: no row entries, or n or k below the least measured or above twice the largest."""
+        return _nearest_row(self, dtype, n, k)
+
+    @cached_property
     def classes(self) -> dict[tuple[str, int], tuple[Choice, ...]]:
         """The entries by dtype and alignment class: a shape is compared only with its own."""
         out: dict[tuple[str, int], list[Choice]] = {}
-        for c in self.entries:
+        for c in self.products:
             out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
         return {key: tuple(v) for key, v in out.items()}
 
@@ -369,14 +430,14 @@ class ChoiceMap:
     @cached_property
     def domain(self) -> tuple[int, int]:
         """The least and largest dimension measured."""
-        sides = [d for c in self.entries for d in (c.m, c.n, c.k)]
-        return min(sides), max(sides)
+        sides = [d for c in self.products for d in (c.m, c.n, c.k)]
+        return (min(sides), max(sides)) if sides else (1, 0)
 
     @cached_property
     def small_side(self) -> int:
         """The largest smaller side (m or n) this map measured, up to MAP_MAX_SMALL: a map swept
         before the grid reached 64 (a calibration of an earlier probe) speaks to 16 only."""
-        return min(MAP_MAX_SMALL, max(min(c.m, c.n) for c in self.entries))
+        return min(MAP_MAX_SMALL, max((min(c.m, c.n) for c in self.products), default=0))
 
 
 @lru_cache(maxsize=4096)
@@ -411,6 +472,25 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     # (Tried on the development sets and not kept: no answer beyond a factor of 2, 8 or 8^3 in
     # distance; each put fewer in the band.)
     return entries[at]
+
+
+@lru_cache(maxsize=4096)
+def _nearest_row(cmap: ChoiceMap, dtype: str, n: int, k: int) -> Choice | None:
+    entries = cmap.rows.get(dtype)
+    if not entries:
+        return None
+    if not (min(c.n for c in entries) <= n <= 2 * max(c.n for c in entries)):
+        return None
+    if not (min(c.k for c in entries) <= k <= 2 * max(c.k for c in entries)):
+        return None
+    # a depth that is a power of two is compared with its own kind: cuBLAS's GEMV kernels walk k in
+    # unrolled steps, and at such depths they run other kernels or faster (1 x 1024 x 64 2.1 us,
+    # x 51 3.4 us, x 81 8.3 us: kernels/row1)
+    pow2 = k & (k - 1) == 0
+    same = [c for c in entries if (c.k & (c.k - 1) == 0) == pow2] or list(entries)
+    ln, lk = math.log(n), math.log(k)
+    # of two as near, the first entry
+    return min(same, key=lambda c: (math.log(c.n) - ln) ** 2 + (math.log(c.k) - lk) ** 2)
 
 
 def tile_count(m: int, n: int, tile: tuple[int, int]) -> int:

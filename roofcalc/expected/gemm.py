@@ -15,7 +15,7 @@ from ..dtypes import ELEMENT_BYTES
 from ..hardware import Hardware
 from .card import Card, card, tensor_rate
 from .choice import DTYPES as CHOICE_DTYPES
-from .choice import Choice, reduce_blocks, reducer, tile_count, tile_work
+from .choice import ROW_DTYPES, Choice, reduce_blocks, reducer, tile_count, tile_work
 from .records import Kernel, KernelEstimate
 from .stream import _prior_read, _prior_time
 
@@ -372,6 +372,53 @@ def _gemm_measured_choice(
     return out
 
 
+def _gemm_row(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
+    """A one-row 4-byte product (x @ B) as the GEMV kernel cuBLAS ran at the nearest measured one-row
+    shape (the choice map's row plane): its launch kept, its blocks in proportion to the columns
+    (one or more blocks walk each run of columns down k), each block's walk as long as k. The
+    kernel's time beyond its fixed cost is the busiest SM's walk, ceil(blocks / SMs) blocks each
+    k deep, at the pace the nearest shape's walk went (latency-bound: few blocks are in flight on
+    an SM); or the stream of B if that takes longer. Its k partial sums, where it leaves them, are
+    summed by a second kernel (splitKreduce or reduce_1Block, as _measured_reduce)."""
+    assert near.tile is not None
+    # the least any row kernel took under the profiler is its fixed part there; queued in a
+    # stream a kernel's fixed cost is a graph node's (graph_floor_s), the rest is its walk
+    least = c.choice_map.row_floor(k.dtype) if c.choice_map is not None else 0.0
+    floor = c.graph_floor
+    near_blocks, threads = near.tile
+    blocks = max(1, round(near_blocks * k.n / near.n))
+    walk = math.ceil(blocks / c.sms) * k.k
+    near_walk = math.ceil(near_blocks / c.sms) * near.k
+    t_walk = max(0.0, near.kernel_s - least) * walk / near_walk
+    partials = min(near.splits, k.k)
+    io = (k.k * k.n + k.k) * 4 + k.n * 4 * partials
+    t_mem = io / c.dram_bw
+    why = (
+        f"cuBLAS's {k.dtype.upper()} one-row GEMV kernel, as the choice map measured it for 1x{near.n}x{near.k} "
+        f"(the nearest shape): {blocks:,} blocks of {threads} threads, each walking k ({k.k:,}) down its columns"
+        + (f" in {partials} partial sums" if partials > 1 else "")
+        + f"; the busiest SM's {math.ceil(blocks / c.sms)} block(s) at the measured shape's pace, "
+        + f"{floor * 1e6:.2f} us fixed"
+    )
+    if t_mem > t_walk:
+        why += f"; streaming its {io / 1e6:,.1f} MB takes longer"
+    out = [
+        KernelEstimate(
+            name=k.name,
+            model="gemm",
+            seconds=floor + max(t_walk, t_mem),
+            grid=blocks,
+            blocks_per_sm=math.ceil(blocks / c.sms),
+            waves=blocks / c.sms,
+            bound="latency" if t_walk >= t_mem else "memory",
+            reason=why,
+        )
+    ]
+    if partials > 1:
+        out.append(_measured_reduce(c, k, near, partials, 4.0))
+    return out
+
+
 def _reduce_walk(c: Card, which: str, blocks: int, slices: int, stream: float) -> tuple[float, bool, str] | None:
     """A split-K reduction's time on the card's fitted figures for ``which`` (cublaslt, xmma):
     its fixed cost, then on the busiest SM its blocks' threads summing their ``slices`` one after
@@ -495,6 +542,17 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         # for 1 x 3237 x 9959 and 1 x 6219 x 3136 in fp16 and bf16, nvjet where n and k are
         # aligned); modelled as that transpose
         k = replace(k, m=k.n, n=1)
+    if (
+        k.m == 1
+        and k.n > 1
+        and k.dtype in ROW_DTYPES
+        and k.batch == 1
+        and not k.linear
+        and not k.transposed
+        and c.choice_map is not None
+        and (near_row := c.choice_map.nearest_row(k.dtype, k.n, k.k)) is not None
+    ):
+        return _gemm_row(c, k, near_row)
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
     # a @ b of row-major operands, as the maps were measured (F.linear, a transposed operand and
     # batched products run other kernels or were not measured)
