@@ -124,6 +124,14 @@ def row_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     return [(1, n, k) for n in ROW_SIDES for k in ROW_DEPTHS]
 
 
+def column_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
+    """The (m, 1, k) of the probe's one-column sweep (A @ x), the rows from 1 (a dot product) on,
+    for one dtype (none for 16-bit types)."""
+    if dtype not in ROW_DTYPES:
+        return []
+    return [(m, 1, k) for m in (1, *ROW_SIDES) for k in ROW_DEPTHS]
+
+
 def aligned16(dtype: str, n: int, k: int) -> int:
     """The alignment class a kernel depends on: the largest power of two up to 16 that divides both
     leading dimensions in bytes (k of A, n of B); FP32 with TF32 off runs kernels that need none

@@ -663,6 +663,23 @@ def row_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     return _distinct_gemms(n, draw)
 
 
+def column_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
+    """One-column GEMMs (A @ x: n = 1), the rows log-uniform in 1-16384 (a dot product at 1) and
+    the depth in 1-16384 (half of those from 16 up a multiple of 8), fp32 with TF32 off or on:
+    cuBLAS's GEMV kernels (roofcalc/expected/choice.py vec_shapes). Plan col-rand1 (seed 101) a
+    hold-out, col-rand2 (seed 102) development data (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+
+    def draw() -> tuple[int, int, int, str]:
+        m, k = size(1, 16384), size(1, 16384)
+        return m, 1, k, rng.choice(("fp32", "tf32"))
+
+    return _distinct_gemms(n, draw)
+
+
 def _distinct_gemms(n: int, draw: Callable[[], tuple[int, int, int, str]]) -> list[dict[str, Any]]:
     """n GEMM cases of distinct (m, n, k, dtype), each from ``draw`` (which takes its numbers
     from the plan's seeded generator, in the order the plan draws them)."""
@@ -733,6 +750,7 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: 
          "tinyk-rand1": lambda: tiny_depth_random_cases(1),
          "row-rand1": lambda: row_random_cases(101), "row-rand2": lambda: row_random_cases(102),
          "row-rand3": lambda: row_random_cases(103),
+         "col-rand1": lambda: column_random_cases(101), "col-rand2": lambda: column_random_cases(102),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
