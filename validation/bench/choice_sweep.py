@@ -3,6 +3,7 @@ the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the dev
 
     python3 validation/bench/choice_sweep.py --out choice-sweep.json
     python3 validation/bench/choice_sweep.py --rows --out row-sweep.json   # one-row products only
+    python3 validation/bench/choice_sweep.py --cols --out col-sweep.json   # one-column products only
 
 Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
 """
@@ -42,18 +43,22 @@ def main() -> int:
     ap.add_argument(
         "--rows", action="store_true", help="the one-row plane (choice.row_shapes), each kernel's block too"
     )
+    ap.add_argument(
+        "--cols", action="store_true", help="the one-column plane (choice.column_shapes), each kernel's block too"
+    )
     args = ap.parse_args()
     dev = torch.device("cuda")
     t0 = time.time()
     choice = _choice_module()
-    grid = choice.row_shapes if args.rows else choice.grid_shapes
-    records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows)
+    grid = choice.row_shapes if args.rows else choice.column_shapes if args.cols else choice.grid_shapes
+    records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)
     counts: dict[str, int] = {}
     for r in records:
         fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
         counts[f"{r['dtype']} {fam}"] = counts.get(f"{r['dtype']} {fam}", 0) + 1
     print(f"{len(records)} shapes in {time.time() - t0:.1f} s: {counts}", flush=True)
-    benchlib.write_record(args.out, "gemm-row-sweep" if args.rows else "gemm-choice-sweep", dev, records, t0)
+    kind = "gemm-row-sweep" if args.rows else "gemm-column-sweep" if args.cols else "gemm-choice-sweep"
+    benchlib.write_record(args.out, kind, dev, records, t0)
     return 0
 
 
