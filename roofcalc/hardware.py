@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -176,6 +177,16 @@ class ChoiceMapFigure(_Strict):
     @property
     def entries(self) -> list[str]:
         return self.value.splitlines()
+
+    @property
+    def column_plane(self) -> bool:
+        """Whether the map measured one-column products' GEMV kernels (vec entries Mx1xK)."""
+        return _has_column_plane(self.value)
+
+
+@functools.lru_cache(maxsize=8)
+def _has_column_plane(text: str) -> bool:
+    return re.search(r"^(?:fp32|tf32) [0-9]+x1x[0-9]+ vec ", text, re.M) is not None
 
 
 class PositiveFigure(Figure):

@@ -21,7 +21,9 @@ from .specfile import parse_yaml, read_text, validate
 
 # Names a formula may use besides the op's own parameters and terms. They are
 # bound from the hardware at analysis time.
-HARDWARE_NAMES = ("smem_per_sm_bytes", "l2_bytes", "sm_count")
+# gemv_plane: 1 where the card's measured choice map holds cuBLAS's one-column GEMV kernels (its
+# column plane: expected.gemm_choice_map), else 0
+HARDWARE_NAMES = ("smem_per_sm_bytes", "l2_bytes", "sm_count", "gemv_plane")
 
 MAX_INT_PARAM = 2**63 - 1  # sizes beyond int64 are absurd for any real tensor
 

@@ -252,6 +252,7 @@ def _env(op: OpDef, params: Params, hw: Hardware) -> dict[str, Value]:
         or hw.sm_value("shared_memory_per_block_optin_bytes"),
         "l2_bytes": int(hw.l2_bytes.value) if hw.l2_bytes else None,
         "sm_count": hw.sm_value("sm_count"),
+        "gemv_plane": int(hw.expected.gemm_choice_map is not None and hw.expected.gemm_choice_map.column_plane),
     }
     for k in HARDWARE_NAMES:
         v = hw_values[k]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -190,3 +191,16 @@ def _verified_session(request: pytest.FixtureRequest) -> Verified:
 @pytest.fixture
 def verified(request: pytest.FixtureRequest, _verified_session: Verified) -> VerifiedFor:
     return VerifiedFor(_verified_session, Path(str(request.node.path)).resolve())
+
+
+def without_column_plane(name: str = "h100") -> Any:
+    """The part with its choice map's one-column plane taken out: the op files' own gemv kernels
+    (gemv2T, dot_kernel, gemvx_split) model its one-column products, as on a calibration of an
+    earlier probe (gemv_plane = 0)."""
+    from roofcalc.hardware import load_hardware
+
+    hw = load_hardware(name)
+    fig = hw.expected.gemm_choice_map
+    kept = "".join(e + "\n" for e in fig.entries if not re.match(r"\S+ [0-9]+x1x", e))
+    fig = fig.model_copy(update={"value": kept})
+    return hw.model_copy(update={"expected": hw.expected.model_copy(update={"gemm_choice_map": fig})})

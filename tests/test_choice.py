@@ -101,8 +101,11 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
         # the sweeps' sizes, as the grids give them (below: the map's)
         assert len(sweep["cases"]) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
         assert len(rows["cases"]) == 2 * 73 * 111
+        cols = json.loads(gzip.decompress(cols_path.read_bytes()))
+        assert len(cols["cases"]) == 2 * 74 * 111
 
-    verified.once("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path], check)
+    cols_path = KERNELS / "col1" / "col-sweep.json.gz"
+    verified.once("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path, cols_path], check)
     cmap = load_hardware("h100").expected.gemm_choice_map
     assert cmap is not None
     parsed = ChoiceMap.from_entries(cmap.entries)
@@ -112,9 +115,14 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     # added), and 4 (tf32) or 8 (bf16, fp16) of 4- and 8-byte alignment
     assert len(parsed.products) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
     # the one-row plane: 73 column counts x 111 depths, fp32 and tf32; its depth of 1 runs a SIMT
-    # GEMM (73 shapes a dtype, left out), every other shape a GEMV kernel (the sweep's log)
-    assert {d: len(v) for d, v in parsed.rows.items()} == {"fp32": 73 * 110, "tf32": 73 * 110}
-    assert len(parsed.entries) == len(parsed.products) + 2 * 73 * 110
+    # GEMM (73 shapes a dtype, left out), every other shape a GEMV kernel (the sweep's log); the
+    # one-column plane: 74 row counts (from 1) x 111 depths, its depth of 1 a SIMT GEMM but at one
+    # row (73 left out)
+    planes = {key: len(v) for key, v in parsed.vectors.items()}
+    assert planes == {
+        (d, p): 73 * 110 if p == "row" else 74 * 111 - 73 for d in ("fp32", "tf32") for p in ("row", "column")
+    }
+    assert len(parsed.entries) == len(parsed.products) + sum(planes.values())
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"

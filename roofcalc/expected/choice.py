@@ -34,9 +34,10 @@ from typing import Any
 # The families a GEMM's first kernel is sorted into, by its name: cutlass_80_simt_sgemm_AxB
 # (simt), sm80/sm90 xmma_gemm_..._tilesizeAxB (xmma), cutlass tensorop_..._AxB (tensorop) and the
 # Hopper nvjet_..._AxB kernels (nvjet) carry their tile; gemmSN (sn), the gemv and dot kernels
-# (gemv) and anything else (other) do not. A one-row product's GEMV kernel (row) carries its launch
-# instead: BLOCKSxTHREADS, the blocks of its grid and the threads of each (row_shapes).
-FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other", "row")
+# (gemv) and anything else (other) do not. The GEMV kernel of a one-row or one-column product (vec)
+# carries its launch instead: BLOCKSxTHREADS, the blocks of its grid and the threads of each
+# (row_shapes, column_shapes).
+FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other", "vec")
 TILED = ("simt", "xmma", "tensorop", "nvjet")
 _TILE_PATTERNS = (
     ("simt", r"simt_sgemm_(\d+)x(\d+)_"),
@@ -124,6 +125,10 @@ def row_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     return [(1, n, k) for n in ROW_SIDES for k in ROW_DEPTHS]
 
 
+# One-column products (A @ x: n = 1; torch.mv runs the same kernels, kernels/col1 mv-paths) run
+# cuBLAS's GEMV kernels as well (gemv2T, gemvx, dot_kernel then reduce_1Block; at one row, a dot
+# product, gemvx in up to 264 slices of k then splitKreduce): the probe sweeps that plane too,
+# its rows from 1, on the one-row plane's depths.
 def column_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     """The (m, 1, k) of the probe's one-column sweep (A @ x), the rows from 1 (a dot product) on,
     for one dtype (none for 16-bit types)."""
@@ -153,10 +158,10 @@ class Choice:
     n: int
     k: int
     family: str
-    # (rows of m, columns of n) a block, for the tiled families; for a row entry its launch
+    # (rows of m, columns of n) a block, for the tiled families; for a vec entry its launch
     # (blocks, threads a block)
     tile: tuple[int, int] | None
-    splits: int  # k slices (the grid's z); of a row entry, the partial sums of each output
+    splits: int  # k slices (the grid's z); of a vec entry, the partial sums of each output
     kernel_s: float
 
     @property
@@ -194,14 +199,14 @@ def parse_entry(text: str) -> Choice:
         if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**4 for d in t):
             raise ValueError(f"{text!r}: a {family} entry needs its tile as TMxTN (1-9999 each)")
         tile = (int(t[0]), int(t[1]))
-    elif family == "row":
+    elif family == "vec":
         t = tile_text.split("x")
         if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**6 for d in t) or int(t[1]) > 1024:
             raise ValueError(
-                f"{text!r}: a row entry needs its launch as BLOCKSxTHREADS (1-999999 blocks, 1-1024 threads)"
+                f"{text!r}: a vec entry needs its launch as BLOCKSxTHREADS (1-999999 blocks, 1-1024 threads)"
             )
-        if dims[0] != "1":
-            raise ValueError(f"{text!r}: a row entry is a one-row product (1xNxK)")
+        if "1" not in (dims[0], dims[1]):
+            raise ValueError(f"{text!r}: a vec entry is a one-row or one-column product (1xNxK or Mx1xK)")
         tile = (int(t[0]), int(t[1]))
     elif tile_text != "-":
         raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
@@ -226,8 +231,8 @@ _THREADS = r"(?:[1-9][0-9]{0,2}|10[01][0-9]|102[0-4])"  # 1-1024
 _ENTRY = (
     rf"(?:{_DTYPE}({_N})x({_N})x({_N}) "
     r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -)"
-    # a row entry: one row, its launch as BLOCKSxTHREADS
-    rf"|{_DTYPE}1x({_N})x({_N}) row ([1-9][0-9]{{0,5}})x({_THREADS})) "
+    # a vec entry: one row or one column, its launch as BLOCKSxTHREADS
+    rf"|{_DTYPE}(1x{_N}|{_N}x1)x({_N}) vec ([1-9][0-9]{{0,5}})x({_THREADS})) "
     # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
     # malformed line after many good ones costs one pass, not a backtrack through them all
     r"([1-9][0-9]{0,4}) ([1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
@@ -244,12 +249,13 @@ def _parse_fast(text: str) -> Choice:
     f = _ONE_ENTRY.fullmatch(text) if type(text) is str else None
     if f is None:
         return parse_entry(text)
-    dtype, m, n, k, fam, tm, tn, other, row_dtype, row_n, row_k, blocks, threads, splits, us = f.groups()
+    dtype, m, n, k, fam, tm, tn, other, vec_dtype, vec_mn, vec_k, blocks, threads, splits, us = f.groups()
     # the frozen dataclass's fields set as its __init__ would (without its checks per field)
     c = object.__new__(Choice)
-    if row_dtype:
+    if vec_dtype:
+        vm, vn = vec_mn.split("x")
         c.__dict__.update(
-            dtype=row_dtype, m=1, n=int(row_n), k=int(row_k), family="row", tile=(int(blocks), int(threads))
+            dtype=vec_dtype, m=int(vm), n=int(vn), k=int(vec_k), family="vec", tile=(int(blocks), int(threads))
         )
     else:
         c.__dict__.update(
@@ -317,12 +323,13 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     grid = kernels[0].get("grid") or [1, 1, 1]
     ext = [int(g) if isinstance(g, (int, float)) and 0 < g < 2**31 else 1 for g in list(grid)[:3]] + [1, 1, 1]
     gx, gy, gz = ext[:3]
-    launch = _row_launch(kernels[0], gx * gy * gz) if m == 1 and ("gemv" in name or "dot_kernel" in name) else None
+    vector = 1 in (m, n) and ("gemv" in name or "dot_kernel" in name)
+    launch = _vec_launch(kernels[0], gx * gy * gz) if vector else None
     if launch is not None:
         # the partial sums of each output a second kernel adds up: dot_kernel's blocks along k
         # (reduce_1Block after it), a gemvx's k slices (splitKreduce); none where one kernel ran
         partials = 1 if len(kernels) < 2 else gx * gy if "dot_kernel" in name else gz
-        return "row", launch, max(1, partials)
+        return "vec", launch, max(1, partials)
     for family, pattern in _TILE_PATTERNS:
         hit = re.search(pattern, name)
         if hit and 0 < int(hit.group(1)) < 10**4 and 0 < int(hit.group(2)) < 10**4:
@@ -344,8 +351,8 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     return "other", None, gz  # a tiled family whose tile the name does not give counts here too
 
 
-def _row_launch(kernel: Mapping[str, Any], blocks: int) -> tuple[int, int] | None:
-    """A one-row GEMV kernel's launch, (blocks, threads a block), where the record gives its block
+def _vec_launch(kernel: Mapping[str, Any], blocks: int) -> tuple[int, int] | None:
+    """A one-row or one-column GEMV kernel's launch, (blocks, threads a block), where the record gives its block
     (sweeps before row_shapes did not) and both are in an entry's range."""
     block = kernel.get("block")
     if not isinstance(block, list) or len(block) != 3 or not all(type(b) is int and b > 0 for b in block):
@@ -382,27 +389,45 @@ class ChoiceMap:
 
     @cached_property
     def products(self) -> tuple[Choice, ...]:
-        """The entries of products with a small side of 2 or more (the one-row plane apart: rows)."""
-        return tuple(c for c in self.entries if c.m > 1)
+        """The entries of products with a small side of 2 or more (the vector planes apart: vectors)."""
+        return tuple(c for c in self.entries if min(c.m, c.n) > 1)
 
     @cached_property
-    def rows(self) -> dict[str, tuple[Choice, ...]]:
-        """The one-row plane's GEMV entries, by dtype."""
-        out: dict[str, list[Choice]] = {}
+    def vectors(self) -> dict[tuple[str, str], tuple[Choice, ...]]:
+        """The GEMV entries by dtype and plane: "row" (1 x n x k, n of 2 or more) and "column"
+        (m x 1 x k, a dot product at m = 1)."""
+        out: dict[tuple[str, str], list[Choice]] = {}
         for c in self.entries:
-            if c.family == "row":
-                out.setdefault(c.dtype, []).append(c)
+            if c.family == "vec":
+                out.setdefault((c.dtype, "column" if c.n == 1 else "row"), []).append(c)
         return {key: tuple(v) for key, v in out.items()}
 
-    def row_floor(self, dtype: str) -> float:
-        """The fixed cost of a one-row GEMV kernel: the least time any of the map's row entries of
-        this dtype took (0 without any)."""
-        return min((c.kernel_s for c in self.rows.get(dtype, ())), default=0.0)
+    @cached_property
+    def vector_domain(self) -> dict[tuple[str, str], tuple[tuple[int, int], tuple[int, int]]]:
+        """Per dtype and plane, the least and largest side, and the least and largest depth."""
+        return {
+            key: ((min(map(_side, v)), max(map(_side, v))), (min(c.k for c in v), max(c.k for c in v)))
+            for key, v in self.vectors.items()
+        }
 
-    def nearest_row(self, dtype: str, n: int, k: int) -> Choice | None:
-        """The one-row GEMV entry of this dtype nearest to 1 x n x k in the logarithms of n and k, or
-        None: no row entries, or n or k below the least measured or above twice the largest."""
-        return _nearest_row(self, dtype, n, k)
+    @cached_property
+    def _vec_floors(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for (dtype, _), entries in self.vectors.items():
+            out[dtype] = min(out.get(dtype, math.inf), *(c.kernel_s for c in entries))
+        return out
+
+    def vec_floor(self, dtype: str) -> float:
+        """The fixed part of a GEMV kernel under the profiler: the least time any of the map's vec
+        entries of this dtype took (0 without any)."""
+        return self._vec_floors.get(dtype, 0.0)
+
+    def nearest_vec(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
+        """The GEMV entry of this dtype and plane (one column where n = 1, else one row where m =
+        1) nearest to m x n x k in the logarithms of its side (m or n) and k; None for other shapes,
+        a plane not measured, or a side or k below the least measured."""
+        plane = "column" if n == 1 else "row" if m == 1 else None
+        return _nearest_vec(self, dtype, plane, m if n == 1 else n, k) if plane else None
 
     @cached_property
     def classes(self) -> dict[tuple[str, int], tuple[Choice, ...]]:
@@ -482,23 +507,32 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     return entries[at]
 
 
+def _side(c: Choice) -> int:
+    """A vec entry's side: its rows in the column plane, its columns in the row plane."""
+    return c.m if c.n == 1 else c.n
+
+
+def _pow2(k: int) -> bool:
+    return k & (k - 1) == 0
+
+
 @lru_cache(maxsize=4096)
-def _nearest_row(cmap: ChoiceMap, dtype: str, n: int, k: int) -> Choice | None:
-    entries = cmap.rows.get(dtype)
+def _nearest_vec(cmap: ChoiceMap, dtype: str, plane: str, side: int, k: int) -> Choice | None:
+    entries = cmap.vectors.get((dtype, plane))
     if not entries:
         return None
-    if not (min(c.n for c in entries) <= n <= 2 * max(c.n for c in entries)):
-        return None
-    if not (min(c.k for c in entries) <= k <= 2 * max(c.k for c in entries)):
+    # below the least side or depth measured, no answer; above the largest, the largest (its
+    # launch grows with the side and its walk with k: _gemm_vec scales them)
+    sides, depths = cmap.vector_domain[(dtype, plane)]
+    if side < sides[0] or k < depths[0]:
         return None
     # a depth that is a power of two is compared with its own kind: cuBLAS's GEMV kernels walk k in
     # unrolled steps, and at such depths they run other kernels or faster (1 x 1024 x 64 2.1 us,
     # x 51 3.4 us, x 81 8.3 us: kernels/row1)
-    pow2 = k & (k - 1) == 0
-    same = [c for c in entries if (c.k & (c.k - 1) == 0) == pow2] or list(entries)
-    ln, lk = math.log(n), math.log(k)
+    same = [c for c in entries if _pow2(c.k) == _pow2(k)] or list(entries)
+    ls, lk = math.log(side), math.log(k)
     # of two as near, the first entry
-    return min(same, key=lambda c: (math.log(c.n) - ln) ** 2 + (math.log(c.k) - lk) ** 2)
+    return min(same, key=lambda c: (math.log(_side(c)) - ls) ** 2 + (math.log(c.k) - lk) ** 2)
 
 
 def tile_count(m: int, n: int, tile: tuple[int, int]) -> int:

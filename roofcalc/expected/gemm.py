@@ -372,30 +372,35 @@ def _gemm_measured_choice(
     return out
 
 
-def _gemm_row(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
-    """A one-row 4-byte product (x @ B) as the GEMV kernel cuBLAS ran at the nearest measured one-row
-    shape (the choice map's row plane): its launch kept, its blocks in proportion to the columns
-    (one or more blocks walk each run of columns down k), each block's walk as long as k. The
+def _gemm_vec(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
+    """A one-row (x @ B) or one-column (A @ x, a dot product at one row) 4-byte product as the GEMV
+    kernel cuBLAS ran at the nearest measured shape of its plane (the choice map's vec entries):
+    its launch kept, its blocks in proportion to the side (the columns of a row, the rows of a
+    column: one or more blocks walk each run of them down k), each block's walk as long as k. The
     kernel's time beyond its fixed cost is the busiest SM's walk, ceil(blocks / SMs) blocks each
     k deep, at the pace the nearest shape's walk went (latency-bound: few blocks are in flight on
-    an SM); or the stream of B if that takes longer. Its k partial sums, where it leaves them, are
-    summed by a second kernel (splitKreduce or reduce_1Block, as _measured_reduce)."""
+    an SM); or the stream of the matrix if that takes longer. Its k partial sums, where it leaves
+    them, are summed by a second kernel (splitKreduce or reduce_1Block, as _measured_reduce)."""
     assert near.tile is not None
-    # the least any row kernel took under the profiler is its fixed part there; queued in a
+    # the least any vec kernel took under the profiler is its fixed part there; queued in a
     # stream a kernel's fixed cost is a graph node's (graph_floor_s), the rest is its walk
-    least = c.choice_map.row_floor(k.dtype) if c.choice_map is not None else 0.0
+    least = c.choice_map.vec_floor(k.dtype) if c.choice_map is not None else 0.0
     floor = c.graph_floor
+    column = k.n == 1
+    side, near_side = (k.m, near.m) if column else (k.n, near.n)
     near_blocks, threads = near.tile
-    blocks = max(1, round(near_blocks * k.n / near.n))
+    blocks = max(1, round(near_blocks * side / near_side))
     walk = math.ceil(blocks / c.sms) * k.k
     near_walk = math.ceil(near_blocks / c.sms) * near.k
     t_walk = max(0.0, near.kernel_s - least) * walk / near_walk
     partials = min(near.splits, k.k)
-    io = (k.k * k.n + k.k) * 4 + k.n * 4 * partials
+    io = (k.k * side + k.k) * 4 + side * 4 * partials
     t_mem = io / c.dram_bw
+    what = "one-column" if column else "one-row"
+    runs = "rows" if column else "columns"
     why = (
-        f"cuBLAS's {k.dtype.upper()} one-row GEMV kernel, as the choice map measured it for 1x{near.n}x{near.k} "
-        f"(the nearest shape): {blocks:,} blocks of {threads} threads, each walking k ({k.k:,}) down its columns"
+        f"cuBLAS's {k.dtype.upper()} {what} GEMV kernel, as the choice map measured it for {near.m}x{near.n}x{near.k} "
+        f"(the nearest shape): {blocks:,} blocks of {threads} threads, each walking k ({k.k:,}) along its {runs}"
         + (f" in {partials} partial sums" if partials > 1 else "")
         + f"; the busiest SM's {math.ceil(blocks / c.sms)} block(s) at the measured shape's pace, "
         + f"{floor * 1e6:.2f} us fixed"
@@ -543,16 +548,15 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         # aligned); modelled as that transpose
         k = replace(k, m=k.n, n=1)
     if (
-        k.m == 1
-        and k.n > 1
+        1 in (k.m, k.n)
         and k.dtype in ROW_DTYPES
         and k.batch == 1
         and not k.linear
         and not k.transposed
         and c.choice_map is not None
-        and (near_row := c.choice_map.nearest_row(k.dtype, k.n, k.k)) is not None
+        and (near_vec := c.choice_map.nearest_vec(k.dtype, k.m, k.n, k.k)) is not None
     ):
-        return _gemm_row(c, k, near_row)
+        return _gemm_vec(c, k, near_vec)
     aligned, word = _alignment(k.dtype, k.m, k.n, k.k, dtype_bytes)
     # a @ b of row-major operands, as the maps were measured (F.linear, a transposed operand and
     # batched products run other kernels or were not measured)

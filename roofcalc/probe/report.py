@@ -1007,16 +1007,16 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
                 continue
             dtype = str(r.get("dtype", "fp32"))  # the first sweeps timed fp32 only
             family, tile, splits = classify(r["kernels"], m, n)
-            if m == 1 and family != "row":
-                continue  # of the one-row plane, the GEMV kernels only (its k = 1 GEMMs are left out)
+            if 1 in (m, n) and family != "vec":
+                continue  # of the vector planes, the GEMV kernels only (their k = 1 GEMMs are left out)
             first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
             # as a map file allows
             # what an entry can hold: 0.01 us to under 10 s (two decimals of us), the sizes checked above
             if dtype in DTYPES and 1e-8 <= first < 9.99 and splits < 10**5:
                 choices.append(Choice(dtype, m, n, k, family, tile, splits, first))
-                # a row entry's reductions are not fitted with the tiled kernels' (their slices are
+                # a vec entry's reductions are not fitted with the tiled kernels' (their slices are
                 # partial sums of another kernel family's launch)
-                red = reduce_kernel(r["kernels"]) if splits > 1 and family != "row" else None
+                red = reduce_kernel(r["kernels"]) if splits > 1 and family != "vec" else None
                 if red is not None and 1e-8 <= red[2] < 9.99 and red[1] < 10**9:
                     reductions.append((red[0], splits, red[1], red[2]))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
