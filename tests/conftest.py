@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -193,6 +194,7 @@ def verified(request: pytest.FixtureRequest, _verified_session: Verified) -> Ver
     return VerifiedFor(_verified_session, Path(str(request.node.path)).resolve())
 
 
+@functools.lru_cache(maxsize=2)
 def without_column_plane(name: str = "h100") -> Any:
     """The part with its choice map's one-column plane taken out: the op files' own gemv kernels
     (gemv2T, dot_kernel, gemvx_split) model its one-column products, as on a calibration of an

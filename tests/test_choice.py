@@ -306,17 +306,22 @@ def test_the_grid_lookup_is_the_nearest_entry(verified: VerifiedFor) -> None:
     verified.once("grid-lookup", [], check)
 
 
-def test_the_probe_report_with_its_choice_sweep(tmp_path: Path) -> None:
+def test_the_probe_report_with_its_choice_sweep(tmp_path: Path, verified: VerifiedFor) -> None:
     """A full probe's saved report (validation/probe/h100-choice3, with the sweep of all four
     dtypes): `roofcalc probe --report` renders it (the map as a count of shapes) and saves a
     calibration whose map agrees with the registry's on every shape both swept (the same libraries
     on another H100; the registry's later sweep added odd sizes for TF32)."""
+    probe = ROOT / "validation" / "probe" / "h100-choice3" / "probe.json.gz"
+    verified.once("probe-report-choice-sweep", [probe], lambda: _probe_report_check(tmp_path, probe))
+
+
+def _probe_report_check(tmp_path: Path, probe: Path) -> None:
     from click.testing import CliRunner
 
     from roofcalc.cli import cli
 
     src = tmp_path / "probe.json"
-    src.write_bytes(gzip.decompress((ROOT / "validation" / "probe" / "h100-choice3" / "probe.json.gz").read_bytes()))
+    src.write_bytes(gzip.decompress(probe.read_bytes()))
     out = tmp_path / "cal.yaml"
     res = CliRunner().invoke(cli, ["probe", "--report", str(src), "--save-calibration", str(out)])
     assert res.exit_code == 0, res.output

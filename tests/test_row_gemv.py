@@ -43,6 +43,7 @@ def _sweep() -> dict[tuple[str, int, int], list[dict]]:
     return {(dt, n, k): v for (dt, m, n, k), v in _records().items() if m == 1 and n > 1}
 
 
+@lru_cache(maxsize=2)
 def _least(dtype: str) -> float:
     """The least time any GEMV kernel of either plane took (the vec entries': a depth of 1 with
     two rows or more ran a SIMT GEMM)."""

@@ -680,6 +680,28 @@ def column_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     return _distinct_gemms(n, draw)
 
 
+def naive_short_random_cases(seed: int, n: int = 40) -> list[dict[str, Any]]:
+    """Naive attention of a short query over long keys: query length log-uniform in 1-64, key length
+    in 256-8192 (half of them any size, half a multiple of 8), batch 1-8, 1-32 heads (no GQA), head
+    dim 64 or 128, causal or not, bf16: the batched GEMMs of a key length whose rows are not
+    16-byte aligned (kernels/naive1). Plan naive-short-rand1 (seed 101) a hold-out, naive-short-rand2
+    (seed 102) development data (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+    cs: list[dict[str, Any]] = []
+    seen: set[tuple[int, ...]] = set()
+    while len(cs) < n:
+        s, kv = size(1, 64), size(256, 8192)
+        b, h, d, causal = rng.choice((1, 2, 3, 4, 8)), rng.choice((1, 2, 4, 8, 16, 32)), rng.choice((64, 128)), rng.random() < 0.5
+        key = (b, h, s, kv, d, int(causal))
+        if key not in seen and 6 * b * h * s * kv * 2 <= 8e9:
+            seen.add(key)
+            cs.append(attention_case(b, h, h, s, kv, d, causal, "naive"))
+    return cs
+
+
 def _distinct_gemms(n: int, draw: Callable[[], tuple[int, int, int, str]]) -> list[dict[str, Any]]:
     """n GEMM cases of distinct (m, n, k, dtype), each from ``draw`` (which takes its numbers
     from the plan's seeded generator, in the order the plan draws them)."""
@@ -751,6 +773,8 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: 
          "row-rand1": lambda: row_random_cases(101), "row-rand2": lambda: row_random_cases(102),
          "row-rand3": lambda: row_random_cases(103),
          "col-rand1": lambda: column_random_cases(101), "col-rand2": lambda: column_random_cases(102),
+         "naive-short-rand1": lambda: naive_short_random_cases(101),
+         "naive-short-rand2": lambda: naive_short_random_cases(102),
          "small-rand1": lambda: small_side_random_cases(1), "small-rand2": lambda: small_side_random_cases(2),
          "small16-rand1": lambda: small_side_random_cases(1, dtypes=("bf16", "fp16")),
          "small16-rand2": lambda: small_side_random_cases(2, dtypes=("bf16", "fp16")),
