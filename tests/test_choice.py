@@ -114,14 +114,12 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     # (6 odd large added, 41 of them at most 64), 735 pairs (32^2 - 17^2) x 30 depths (odd depths
     # added), and 4 (tf32) or 8 (bf16, fp16) of 4- and 8-byte alignment
     assert len(parsed.products) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
-    # the one-row plane: 73 column counts x 111 depths, fp32 and tf32; its depth of 1 runs a SIMT
-    # GEMM (73 shapes a dtype, left out), every other shape a GEMV kernel (the sweep's log); the
-    # one-column plane: 74 row counts (from 1) x 111 depths, its depth of 1 a SIMT GEMM but at one
-    # row (73 left out)
+    # the one-row plane: 73 column counts x 111 depths (swept in fp32 and tf32, kept in fp32: the
+    # same kernels); its depth of 1 runs a SIMT GEMM (73 shapes, left out), every other shape a
+    # GEMV kernel (the sweep's log); the one-column plane: 74 row counts (from 1) x 111 depths, its
+    # depth of 1 a SIMT GEMM but at one row (73 left out)
     planes = {key: len(v) for key, v in parsed.vectors.items()}
-    assert planes == {
-        (d, p): 73 * 110 if p == "row" else 74 * 111 - 73 for d in ("fp32", "tf32") for p in ("row", "column")
-    }
+    assert planes == {("fp32", "row"): 73 * 110, ("fp32", "column"): 74 * 111 - 73}
     assert len(parsed.entries) == len(parsed.products) + sum(planes.values())
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected

@@ -698,7 +698,13 @@ def _gemm_tiling(c: Card, k: Kernel, p: _GemmPlan, tm: int, tn: int) -> _Tiling:
     if p.narrow:
         if k.k > LINEAR_SPLIT_K:
             split = max(1, min(math.ceil(k.k / LINEAR_SPLIT_K), LINEAR_MAX_CTAS // tiles))
-    elif tiles < (c.sms / 2 if p.linear else c.sms) and k.k >= 2 * min_k:
+    elif tiles < (c.sms / 2 if p.linear else c.sms) and k.k >= 2 * min_k and (k.batch == 1 or min(k.m, k.n) == 1):
+        # a strided-batched product spends its grid on the batch and walks the whole of k in each
+        # block: each of the 320 batched bf16 products of two rows or more in
+        # validation/expected/h100/kernels/naive1 (nvjet, xmma, gemmSN, magma and wmma kernels)
+        # ran one kernel, none a split-K one or a reduction. A one-row batched product runs
+        # cuBLAS's gemvx instead (16 blocks a batch for 1 x 64 x 7302 there), which no tiled model
+        # describes: it keeps the tile search's k-slices, as before
         split = max(1, min(c.sms // tiles, k.k // min_k))
     units = tiles * split
     waves = math.ceil(units / c.sms)

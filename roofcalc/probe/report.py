@@ -992,7 +992,7 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
 def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
     """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
     tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
-    from ..expected.choice import DTYPES, MAX_ENTRIES, Choice, classify, fit_reduce, fit_tiles, reduce_kernel
+    from ..expected.choice import DTYPES, MAX_ENTRIES, VEC_DTYPE, Choice, classify, fit_reduce, fit_tiles, reduce_kernel
 
     torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
     records = torch_raw.get("gemm_choices")
@@ -1007,8 +1007,10 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
                 continue
             dtype = str(r.get("dtype", "fp32"))  # the first sweeps timed fp32 only
             family, tile, splits = classify(r["kernels"], m, n)
-            if 1 in (m, n) and family != "vec":
-                continue  # of the vector planes, the GEMV kernels only (their k = 1 GEMMs are left out)
+            if 1 in (m, n) and (family != "vec" or dtype != VEC_DTYPE):
+                # of the vector planes, the fp32 GEMV kernels only (their k = 1 GEMMs are left out;
+                # tf32 runs the same kernels: choice.VEC_DTYPE)
+                continue
             first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
             # as a map file allows
             # what an entry can hold: 0.01 us to under 10 s (two decimals of us), the sizes checked above

@@ -27,11 +27,11 @@ OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
 FRESH_HOLDOUTS = (
-    "h100/ops-wide120.json",
-    "h100/ops-wide121.json",
-    "h100/ops-wide122.json",
-    "h100/ops-wide123.json",
-    "h100/ops-col-rand1.json",
+    "h100/ops-wide124.json",
+    "h100/ops-wide125.json",
+    "h100/ops-wide126.json",
+    "h100/ops-wide127.json",
+    "h100/ops-naive-short-rand1.json",
 )
 
 
