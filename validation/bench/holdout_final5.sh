@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The op model's hold-out as the eighth session leaves it (validation/HOLDOUT.md): the widened
 # generator's next seeds, 128-131, one GPU, in validation/bench, after the last model change.
-#   bash holdout_final4.sh OUTDIR
+#   bash holdout_final5.sh OUTDIR
 set -uo pipefail
 out=$1
 mkdir -p "$out/holdout"
