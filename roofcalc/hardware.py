@@ -180,13 +180,15 @@ class ChoiceMapFigure(_Strict):
 
     @property
     def column_plane(self) -> bool:
-        """Whether the map measured one-column products' GEMV kernels (vec entries Mx1xK)."""
-        return _has_column_plane(self.value)
+        """Whether the map measured one-column products' GEMV kernels on this card (fp32 vec
+        entries Mx1xK, which the model reads; not on a map transferred from another card: their
+        times hold that card's memory, choice.VEC_DTYPE)."""
+        return self.kind == "measured" and _has_column_plane(self.value)
 
 
 @functools.lru_cache(maxsize=8)
 def _has_column_plane(text: str) -> bool:
-    return re.search(r"^(?:fp32|tf32) [0-9]+x1x[0-9]+ vec ", text, re.M) is not None
+    return re.search(r"^\s*fp32 [0-9]+x1x[0-9]+ vec ", text, re.M) is not None
 
 
 class PositiveFigure(Figure):

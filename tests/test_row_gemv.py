@@ -132,9 +132,10 @@ def test_a_depth_that_is_a_power_of_two_is_compared_with_its_own_kind() -> None:
     cmap = ChoiceMap.from_entries(["fp32 1x1024x64 vec 32x64 1 2.11", "fp32 1x1024x81 vec 8x128 1 8.30"])
     assert cmap.nearest_vec("fp32", 1, 1100, 70).k == 81
     assert cmap.nearest_vec("fp32", 1, 1100, 128).k == 64  # a power of two takes the power of two
-    # below the measured plane's least side or depth, no answer; above its largest, the largest
+    # below the measured plane's least side or depth, no answer
     assert cmap.nearest_vec("fp32", 1, 1100, 63) is None and cmap.nearest_vec("fp32", 1, 1000, 70) is None
-    assert cmap.nearest_vec("fp32", 1, 50000, 90000).k == 81
+    # past the largest side, the largest; past twice the largest depth, no answer
+    assert cmap.nearest_vec("fp32", 1, 50000, 100).k == 81 and cmap.nearest_vec("fp32", 1, 1100, 163) is None
 
 
 def test_the_row_kernel_by_hand() -> None:
@@ -223,3 +224,32 @@ def test_vector_products_against_their_committed_measurements(source: str) -> No
     assert all(0.5 <= x <= 2 for x in ratios)
     assert 0.9 <= statistics.median(ratios) <= 1.1
     assert not any(math.isnan(x) for x in ratios)
+
+
+def test_a_bad_entry_after_many_dot_products_is_refused_at_once() -> None:
+    """A side of 1 reads one way only in the map's one-pass check: entries 1x1xK (dot products)
+    followed by a malformed one (or one in another form, parsed one by one) end in a one-line
+    refusal, not in a backtrack through every 1x1 entry two ways (a review found 22 of them took
+    6 s)."""
+    import time
+
+    from roofcalc.expected.choice import check_block
+
+    dots = "".join(f"fp32 1x1x{k} vec 1x128 1 2.00\n" for k in range(1, 300))
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="kernel_us"):
+        check_block(dots + "fp32 16384x1x16384 vec 16384x128 8 356.55x\n")
+    assert check_block(dots + "fp32  16384x1x16384 vec 16384x128 8 356.55\n").count("\n") == 300
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_a_transferred_map_keeps_its_vector_planes_to_itself() -> None:
+    """The H200 borrows the H100's map as transferred figures: its small-side choices transfer (per-SM
+    rates), the vector planes' times do not (they hold the H100's memory), so H200 one-column and
+    one-row 4-byte products keep the op files' gemv kernels and the tiled GEMM."""
+    h200 = load_hardware("h200")
+    assert h200.expected.gemm_choice_map.kind == "transferred" and not h200.expected.gemm_choice_map.column_plane
+    assert [k.name for k in analyze("gemv", h200, m=16384, n=16384, dtype="fp32").expected_kernels] == ["gemv2T"]
+    assert "GEMV kernel" not in analyze("gemm", h200, m=1, n=2830, k=70, dtype="fp32").expected_kernels[0].reason
+    h100 = load_hardware("h100")
+    assert analyze("gemv", h100, m=16384, n=16384, dtype="fp32").expected_kernels[0].name == "gemv"

@@ -193,19 +193,19 @@ def parse_entry(text: str) -> Choice:
     if dtype not in DTYPES:
         raise ValueError(f"{text!r}: unknown dtype {dtype!r}; a choice map holds {', '.join(DTYPES)}")
     dims = shape.split("x")
-    if len(dims) != 3 or not all(d.isdigit() and 0 < int(d) < 10**10 for d in dims):
+    if len(dims) != 3 or not all(d.isascii() and d.isdigit() and 0 < int(d) < 10**10 for d in dims):
         raise ValueError(f"{text!r}: the shape must be MxNxK of positive whole numbers (under 10^10)")
     if family not in FAMILIES:
         raise ValueError(f"{text!r}: unknown family {family!r}; known: {', '.join(FAMILIES)}")
     tile: tuple[int, int] | None = None
     if family in TILED:
         t = tile_text.split("x")
-        if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**4 for d in t):
+        if len(t) != 2 or not all(d.isascii() and d.isdigit() and 0 < int(d) < 10**4 for d in t):
             raise ValueError(f"{text!r}: a {family} entry needs its tile as TMxTN (1-9999 each)")
         tile = (int(t[0]), int(t[1]))
     elif family == "vec":
         t = tile_text.split("x")
-        if len(t) != 2 or not all(d.isdigit() and 0 < int(d) < 10**6 for d in t) or int(t[1]) > 1024:
+        if len(t) != 2 or not all(d.isascii() and d.isdigit() and 0 < int(d) < 10**6 for d in t) or int(t[1]) > 1024:
             raise ValueError(
                 f"{text!r}: a vec entry needs its launch as BLOCKSxTHREADS (1-999999 blocks, 1-1024 threads)"
             )
@@ -214,7 +214,7 @@ def parse_entry(text: str) -> Choice:
         tile = (int(t[0]), int(t[1]))
     elif tile_text != "-":
         raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
-    if not splits.isdigit() or not 1 <= int(splits) < 10**5:
+    if not (splits.isascii() and splits.isdigit()) or not 1 <= int(splits) < 10**5:
         raise ValueError(f"{text!r}: splits must be a whole number, 1-99999")
     try:
         us = float(us_text)
@@ -236,7 +236,9 @@ _ENTRY = (
     rf"(?:{_DTYPE}({_N})x({_N})x({_N}) "
     r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -)"
     # a vec entry: one row or one column, its launch as BLOCKSxTHREADS
-    rf"|{_DTYPE}(1x{_N}|{_N}x1)x({_N}) vec ([1-9][0-9]{{0,5}})x({_THREADS})) "
+    # (a side of 1 read one way only: "1x1" is the one-row alternative's, never the other's, or a
+    # failing map would backtrack through every such entry two ways)
+    rf"|{_DTYPE}(1x{_N}|(?:[2-9][0-9]{{0,9}}|1[0-9]{{1,9}})x1)x({_N}) vec ([1-9][0-9]{{0,5}})x({_THREADS})) "
     # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
     # malformed line after many good ones costs one pass, not a backtrack through them all
     r"([1-9][0-9]{0,4}) ([1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
@@ -429,7 +431,7 @@ class ChoiceMap:
     def nearest_vec(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
         """The GEMV entry of this dtype and plane (one column where n = 1, else one row where m =
         1) nearest to m x n x k in the logarithms of its side (m or n) and k; None for other shapes,
-        a plane not measured, or a side or k below the least measured."""
+        a plane not measured, a side or k below the least measured, or k above twice the largest."""
         plane = "column" if n == 1 else "row" if m == 1 else None
         if plane is None or dtype not in ROW_DTYPES:
             return None
@@ -527,10 +529,12 @@ def _nearest_vec(cmap: ChoiceMap, dtype: str, plane: str, side: int, k: int) -> 
     entries = cmap.vectors.get((dtype, plane))
     if not entries:
         return None
-    # below the least side or depth measured, no answer; above the largest, the largest (its
-    # launch grows with the side and its walk with k: _gemm_vec scales them)
+    # below the least side or depth measured, or above twice the largest depth, no answer; above
+    # the largest side, the largest (its launch grows with the side: _gemm_vec scales it; the
+    # committed gemvs of 33,000-65,000 rows land within [0.67, 1.5] so). Past the depths swept,
+    # a walk scaled by k outgrows what the kernel does (gemvx caps its slices of k near 264)
     sides, depths = cmap.vector_domain[(dtype, plane)]
-    if side < sides[0] or k < depths[0]:
+    if side < sides[0] or not depths[0] <= k <= 2 * depths[1]:
         return None
     # a depth that is a power of two is compared with its own kind: cuBLAS's GEMV kernels walk k in
     # unrolled steps, and at such depths they run other kernels or faster (1 x 1024 x 64 2.1 us,

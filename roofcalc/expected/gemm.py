@@ -353,6 +353,24 @@ def _gemm_measured_choice(
         + f"; the busiest SM's {work / 1e6:,.1f} MFLOP of padded work at {rate / 1e9:,.0f} GFLOP/s an SM"
         + f"; {floor * 1e6:.2f} us fixed per kernel"
     )
+    return _measured_kernels(c, k, near, (floor, t_work, t_mem, io), blocks, "compute", why, splits, dtype_bytes)
+
+
+def _measured_kernels(
+    c: Card,
+    k: Kernel,
+    near: Choice,
+    times: tuple[float, float, float, float],
+    blocks: int,
+    bound: Literal["compute", "latency"],
+    why: str,
+    splits: int,
+    dtype_bytes: float,
+) -> list[KernelEstimate]:
+    """A kernel read off the choice map: its fixed cost, then its work (``bound`` names what binds
+    it) or its operands' stream, whichever takes longer (times: fixed, work, stream, bytes
+    streamed); a reduction kernel after it where it leaves ``splits`` partial sums."""
+    floor, t_work, t_mem, io = times
     if t_mem > t_work:
         why += f"; streaming its {io / 1e6:,.1f} MB takes longer"
     out = [
@@ -363,7 +381,7 @@ def _gemm_measured_choice(
             grid=blocks,
             blocks_per_sm=math.ceil(blocks / c.sms),
             waves=blocks / c.sms,
-            bound="compute" if t_work >= t_mem else "memory",
+            bound=bound if t_work >= t_mem else "memory",
             reason=why,
         )
     ]
@@ -405,23 +423,7 @@ def _gemm_vec(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
         + f"; the busiest SM's {math.ceil(blocks / c.sms)} block(s) at the measured shape's pace, "
         + f"{floor * 1e6:.2f} us fixed"
     )
-    if t_mem > t_walk:
-        why += f"; streaming its {io / 1e6:,.1f} MB takes longer"
-    out = [
-        KernelEstimate(
-            name=k.name,
-            model="gemm",
-            seconds=floor + max(t_walk, t_mem),
-            grid=blocks,
-            blocks_per_sm=math.ceil(blocks / c.sms),
-            waves=blocks / c.sms,
-            bound="latency" if t_walk >= t_mem else "memory",
-            reason=why,
-        )
-    ]
-    if partials > 1:
-        out.append(_measured_reduce(c, k, near, partials, 4.0))
-    return out
+    return _measured_kernels(c, k, near, (floor, t_walk, t_mem, io), blocks, "latency", why, partials, 4.0)
 
 
 def _reduce_walk(c: Card, which: str, blocks: int, slices: int, stream: float) -> tuple[float, bool, str] | None:
@@ -554,6 +556,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         and not k.linear
         and not k.transposed
         and c.choice_map is not None
+        and c.vec_planes
         and (near_vec := c.choice_map.nearest_vec(k.dtype, k.m, k.n, k.k)) is not None
     ):
         return _gemm_vec(c, k, near_vec)

@@ -666,7 +666,7 @@ def row_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
 def column_random_cases(seed: int, n: int = 60) -> list[dict[str, Any]]:
     """One-column GEMMs (A @ x: n = 1), the rows log-uniform in 1-16384 (a dot product at 1) and
     the depth in 1-16384 (half of those from 16 up a multiple of 8), fp32 with TF32 off or on:
-    cuBLAS's GEMV kernels (roofcalc/expected/choice.py vec_shapes). Plan col-rand1 (seed 101) a
+    cuBLAS's GEMV kernels (roofcalc/expected/choice.py column_shapes). Plan col-rand1 (seed 101) a
     hold-out, col-rand2 (seed 102) development data (HOLDOUT.md)."""
     import random
 

@@ -32,6 +32,10 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide126.json",
     "h100/ops-wide127.json",
     "h100/ops-naive-short-rand1.json",
+    "h100/ops-wide128.json",
+    "h100/ops-wide129.json",
+    "h100/ops-wide130.json",
+    "h100/ops-wide131.json",
 )
 
 
