@@ -194,7 +194,7 @@ def test_without_a_column_plane_the_op_files_stream_kernels_stand() -> None:
     assert [k.name for k in analyze("gemv", hw, m=4096, n=2048, dtype="fp32").expected_kernels] == ["gemv"]
 
 
-def test_sixteen_bit_and_linear_products_keep_their_paths() -> None:
+def test_sixteen_bit_products_and_a_depth_of_one_keep_their_paths() -> None:
     hw = load_hardware("h100")
     for dtype in ("bf16", "fp16"):
         r = analyze("gemm", hw, m=1, n=2830, k=70, dtype=dtype)
