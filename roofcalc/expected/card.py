@@ -215,7 +215,7 @@ def _card(hw: Hardware) -> Card:
         sn_k_step=fig("gemm_sn_k_step_s", False),
         serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
         choice_map=_choice_map(hw),
-        vec_planes=hw.expected.gemm_choice_map is not None and hw.expected.gemm_choice_map.kind == "measured",
+        vec_planes=hw.expected.gemm_choice_map is not None and hw.expected.gemm_choice_map.vectors_readable,
         choice_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_floor_s.items())),
         choice_rate=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_flops_per_sm.items())),
         reduce_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_reduce_floor_s.items())),

@@ -110,13 +110,13 @@ def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
 # gemvx at 2.1 us). The probe sweeps the (n, k) plane densely, a factor 2^(1/6) between
 # neighbours, the depths also as multiples of 8 (kernels/row2; every other size of it, a factor
 # 2^(1/3), was kernels/row1), with each kernel's block as well as its grid.
-ROW_DTYPES = ("fp32", "tf32")  # the dtypes whose one-row and one-column products the planes model
+VEC_DTYPES = ("fp32", "tf32")  # the dtypes whose one-row and one-column products the planes model
 # TF32 changes no GEMV kernel: at each of the 16,317 shapes of kernels/row2 and col1 the fp32 and
 # tf32 products ran the same kernels on the same grids and blocks. The probe sweeps the planes in
 # fp32 only, and a tf32 product reads the fp32 plane.
 VEC_DTYPE = "fp32"
-ROW_SIDES = tuple(sorted({round(2 ** (i / 6)) for i in range(6, 85)}))  # 2-16,384: 73 column counts
-ROW_DEPTHS = tuple(
+VEC_SIDES = tuple(sorted({round(2 ** (i / 6)) for i in range(6, 85)}))  # 2-16,384: 73 column counts
+VEC_DEPTHS = tuple(
     sorted({round(2 ** (i / 6)) for i in range(0, 85)} | {round(2 ** (i / 6)) // 8 * 8 for i in range(24, 85)})
 )  # 1-16,384: 111 depths
 
@@ -126,7 +126,7 @@ def row_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     kernels; 16-bit one-row products the GEMM paths model)."""
     if dtype != VEC_DTYPE:
         return []
-    return [(1, n, k) for n in ROW_SIDES for k in ROW_DEPTHS]
+    return [(1, n, k) for n in VEC_SIDES for k in VEC_DEPTHS]
 
 
 # One-column products (A @ x: n = 1; torch.mv runs the same kernels, kernels/col1 mv-paths) run
@@ -138,7 +138,7 @@ def column_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     for one dtype (fp32 only, as row_shapes)."""
     if dtype != VEC_DTYPE:
         return []
-    return [(m, 1, k) for m in (1, *ROW_SIDES) for k in ROW_DEPTHS]
+    return [(m, 1, k) for m in (1, *VEC_SIDES) for k in VEC_DEPTHS]
 
 
 def aligned16(dtype: str, n: int, k: int) -> int:
@@ -417,23 +417,20 @@ class ChoiceMap:
         }
 
     @cached_property
-    def _vec_floors(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for (dtype, _), entries in self.vectors.items():
-            out[dtype] = min(out.get(dtype, math.inf), *(c.kernel_s for c in entries))
-        return out
+    def _vec_least(self) -> float:
+        return min((c.kernel_s for (dt, _), v in self.vectors.items() if dt == VEC_DTYPE for c in v), default=0.0)
 
     def vec_floor(self, dtype: str) -> float:
         """The fixed part of a GEMV kernel under the profiler: the least time any of the map's vec
         entries took (those of fp32, which tf32 products read; 0 without any)."""
-        return self._vec_floors.get(VEC_DTYPE, 0.0) if dtype in ROW_DTYPES else 0.0
+        return self._vec_least if dtype in VEC_DTYPES else 0.0
 
     def nearest_vec(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
         """The GEMV entry of this dtype and plane (one column where n = 1, else one row where m =
         1) nearest to m x n x k in the logarithms of its side (m or n) and k; None for other shapes,
         a plane not measured, a side or k below the least measured, or k above twice the largest."""
         plane = "column" if n == 1 else "row" if m == 1 else None
-        if plane is None or dtype not in ROW_DTYPES:
+        if plane is None or dtype not in VEC_DTYPES:
             return None
         return _nearest_vec(self, VEC_DTYPE, plane, m if n == 1 else n, k)
 

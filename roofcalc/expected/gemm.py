@@ -15,7 +15,7 @@ from ..dtypes import ELEMENT_BYTES
 from ..hardware import Hardware
 from .card import Card, card, tensor_rate
 from .choice import DTYPES as CHOICE_DTYPES
-from .choice import ROW_DTYPES, Choice, reduce_blocks, reducer, tile_count, tile_work
+from .choice import VEC_DTYPES, Choice, reduce_blocks, reducer, tile_count, tile_work
 from .records import Kernel, KernelEstimate
 from .stream import _prior_read, _prior_time
 
@@ -347,13 +347,17 @@ def _gemm_measured_choice(
     kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}.get(near.family, near.family)
     what = k.dtype.upper()
     why = (
-        f"cuBLAS's {what} {kind} kernel on {tm}x{tn} tiles, as the choice map measured it for "
-        f"{near.m}x{near.n}x{near.k} (the nearest shape): {blocks:,} blocks"
+        f"cuBLAS's {what} {kind} kernel on {tm}x{tn} tiles, {_measured_at(near)}: {blocks:,} blocks"
         + (f", k in {splits} slices" if splits > 1 else "")
         + f"; the busiest SM's {work / 1e6:,.1f} MFLOP of padded work at {rate / 1e9:,.0f} GFLOP/s an SM"
         + f"; {floor * 1e6:.2f} us fixed per kernel"
     )
     return _measured_kernels(c, k, near, (floor, t_work, t_mem, io), blocks, "compute", why, splits, dtype_bytes)
+
+
+def _measured_at(near: Choice) -> str:
+    """Where a kernel read off the choice map was measured, as reasons say it."""
+    return f"as the choice map measured it for {near.m}x{near.n}x{near.k} (the nearest shape)"
 
 
 def _measured_kernels(
@@ -399,10 +403,10 @@ def _gemm_vec(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
     k deep, at the pace the nearest shape's walk went (latency-bound: few blocks are in flight on
     an SM); or the stream of the matrix if that takes longer. Its k partial sums, where it leaves
     them, are summed by a second kernel (splitKreduce or reduce_1Block, as _measured_reduce)."""
-    assert near.tile is not None
+    assert near.tile is not None and c.choice_map is not None
     # the least any vec kernel took under the profiler is its fixed part there; queued in a
     # stream a kernel's fixed cost is a graph node's (graph_floor_s), the rest is its walk
-    least = c.choice_map.vec_floor(k.dtype) if c.choice_map is not None else 0.0
+    least = c.choice_map.vec_floor(k.dtype)
     floor = c.graph_floor
     column = k.n == 1
     side, near_side = (k.m, near.m) if column else (k.n, near.n)
@@ -417,8 +421,8 @@ def _gemm_vec(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
     what = "one-column" if column else "one-row"
     runs = "rows" if column else "columns"
     why = (
-        f"cuBLAS's {k.dtype.upper()} {what} GEMV kernel, as the choice map measured it for {near.m}x{near.n}x{near.k} "
-        f"(the nearest shape): {blocks:,} blocks of {threads} threads, each walking k ({k.k:,}) along its {runs}"
+        f"cuBLAS's {k.dtype.upper()} {what} GEMV kernel, {_measured_at(near)}: "
+        f"{blocks:,} blocks of {threads} threads, each walking k ({k.k:,}) along its {runs}"
         + (f" in {partials} partial sums" if partials > 1 else "")
         + f"; the busiest SM's {math.ceil(blocks / c.sms)} block(s) at the measured shape's pace, "
         + f"{floor * 1e6:.2f} us fixed"
@@ -551,7 +555,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
         k = replace(k, m=k.n, n=1)
     if (
         1 in (k.m, k.n)
-        and k.dtype in ROW_DTYPES
+        and k.dtype in VEC_DTYPES
         and k.batch == 1
         and not k.linear
         and not k.transposed
