@@ -103,6 +103,25 @@ def grid_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     return [(m, n, k) for m in sides for n in sides if min(m, n) <= MAP_MAX_SMALL for k in depths]
 
 
+# Shallow products of large outputs (both sides above MAP_MAX_SMALL, k of 1-32): their kernels
+# are bound by storing the output, not by their k-loops, and cuBLAS's pick there follows k in steps
+# no rule read off a few shapes gives (kernels/tinyk1: bf16 1104 x 1152 x 7 runs cutlass_75's 1688
+# kernel with k in two slices and a splitKreduce; at depths 2, 4 and 6 cutlass_80's 16816 kernel
+# alone; at 4433 x 277 depths 2-6 split and 7 on do not). The probe sweeps that plane: the grid's
+# large sides from 100 (odd ones too for the kernels that depend on alignment) at every depth of
+# 1-16 and at depths of 17-32 of each alignment class (20: 8 bytes of a 16-bit row, 24: 16, 31: 2).
+SHALLOW_SIDES = tuple(s for s in GRID_LARGE if s > MAP_MAX_SMALL)
+SHALLOW_SIDES_ODD = tuple(s for s in GRID_LARGE_ODD if s > MAP_MAX_SMALL)
+SHALLOW_DEPTHS = (*range(1, 17), 20, 24, 31, 32)
+SHALLOW_MAX_K = SHALLOW_DEPTHS[-1]
+
+
+def shallow_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
+    """The (m, n, k) of the probe's shallow sweep (large outputs, k of 1-32), for one dtype."""
+    sides = SHALLOW_SIDES if dtype == "fp32" else SHALLOW_SIDES + SHALLOW_SIDES_ODD
+    return [(m, n, k) for m in sides for n in sides for k in SHALLOW_DEPTHS]
+
+
 # One-row products (x @ B: m = 1) of 4-byte elements: cuBLAS runs its column-walking GEMV kernels
 # (gemvx, gemvNSP, gemv2N, dot_kernel; validation/expected/h100/kernels/vec1, row1), whose launch
 # (blocks, threads) and k slices change with n and k in steps no rule read off a few shapes

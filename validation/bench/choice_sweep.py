@@ -4,6 +4,7 @@ the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the dev
     python3 validation/bench/choice_sweep.py --out choice-sweep.json
     python3 validation/bench/choice_sweep.py --rows --out row-sweep.json   # one-row products only
     python3 validation/bench/choice_sweep.py --cols --out col-sweep.json   # one-column products only
+    python3 validation/bench/choice_sweep.py --shallow --out shallow-sweep.json   # large outputs, k 1-32
 
 Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
 """
@@ -46,18 +47,35 @@ def main() -> int:
     ap.add_argument(
         "--cols", action="store_true", help="the one-column plane (choice.column_shapes), each kernel's block too"
     )
+    ap.add_argument("--shallow", action="store_true", help="the shallow plane (choice.shallow_shapes)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     t0 = time.time()
     choice = _choice_module()
-    grid = choice.row_shapes if args.rows else choice.column_shapes if args.cols else choice.grid_shapes
+    grid = (
+        choice.row_shapes
+        if args.rows
+        else choice.column_shapes
+        if args.cols
+        else choice.shallow_shapes
+        if args.shallow
+        else choice.grid_shapes
+    )
     records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)
     counts: dict[str, int] = {}
     for r in records:
         fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
         counts[f"{r['dtype']} {fam}"] = counts.get(f"{r['dtype']} {fam}", 0) + 1
     print(f"{len(records)} shapes in {time.time() - t0:.1f} s: {counts}", flush=True)
-    kind = "gemm-row-sweep" if args.rows else "gemm-column-sweep" if args.cols else "gemm-choice-sweep"
+    kind = (
+        "gemm-row-sweep"
+        if args.rows
+        else "gemm-column-sweep"
+        if args.cols
+        else "gemm-shallow-sweep"
+        if args.shallow
+        else "gemm-choice-sweep"
+    )
     benchlib.write_record(args.out, kind, dev, records, t0)
     return 0
 

@@ -433,6 +433,24 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                  num_key_value_heads=8, vocab_size=32064, tie_word_embeddings=False,
                                  max_position_embeddings=8192, original_max_position_embeddings=8192,
                                  sliding_window=None, pad_token_id=0)),
+    # impl-holdout8 (HOLDOUT.md): five layouts never run before, every implementation, one GPU
+    "llama-2b-kv6": ("llama", dict(hidden_size=2304, intermediate_size=6144, num_hidden_layers=22, num_attention_heads=18,
+                                   num_key_value_heads=6, head_dim=128, vocab_size=128256, tie_word_embeddings=True,
+                                   rope_theta=500000.0, max_position_embeddings=131072)),
+    "qwen3-3b-qk": ("qwen3", dict(hidden_size=2560, intermediate_size=9728, num_hidden_layers=24, num_attention_heads=32,
+                                  num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                  rope_theta=1000000.0, max_position_embeddings=40960)),
+    "qwen2-1b-kv2": ("qwen2", dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=20, num_attention_heads=12,
+                                   num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+                                   rope_theta=1000000.0, max_position_embeddings=32768)),
+    "mistral-hd128-20l": ("mistral", dict(hidden_size=2560, intermediate_size=7168, num_hidden_layers=20,
+                                          num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=32768,
+                                          tie_word_embeddings=False, rope_theta=1000000.0,
+                                          max_position_embeddings=32768, sliding_window=None)),
+    "phi3-2b-h40": ("phi3", dict(hidden_size=2560, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=40,
+                                 num_key_value_heads=10, vocab_size=32064, tie_word_embeddings=False,
+                                 max_position_embeddings=16384, original_max_position_embeddings=16384,
+                                 sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -507,6 +525,15 @@ SETS = {
         cache_variants=[],
         dynamic=[],
         prefill=[(4, 1024), (2, 2500), (8, 600)],
+    ),
+    # the implementations' hold-out as the ninth session found them (no implementation model
+    # changed since impl-holdout7): five layouts never run, every implementation, one GPU
+    "holdout8": dict(
+        models="llama-2b-kv6,qwen3-3b-qk,qwen2-1b-kv2,mistral-hd128-20l,phi3-2b-h40",
+        decode=[(2, 900), (16, 2000), (48, 600), (1, 12000), (8, 5000)],
+        cache_variants=[],
+        dynamic=[(4, 900), (24, 1500)],
+        prefill=[(1, 400), (2, 1500), (4, 3000), (1, 7000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate

@@ -732,6 +732,23 @@ def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     return _distinct_gemms(n, draw)
 
 
+def flat_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
+    """GEMMs of large outputs and a depth of 1-32: both sides log-uniform in 65-16384 and the depth
+    in 1-32 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16 and fp16: the choice
+    map's shallow plane (roofcalc/expected/choice.py shallow_shapes). Seed 1 a hold-out, seed 2
+    development data (HOLDOUT.md)."""
+    import random
+
+    rng = random.Random(seed)
+    size = _log_sizes(rng)
+
+    def draw() -> tuple[int, int, int, str]:
+        m, nn, k = size(65, 16384), size(65, 16384), size(1, 32)
+        return m, nn, k, rng.choice(("fp32", "tf32", "bf16", "fp16"))
+
+    return _distinct_gemms(n, draw)
+
+
 def _small_side_draw(rng: Any, size: Callable[[int, int], int], lo: int, hi: int, k_hi: int) -> Callable[[], tuple[int, int, int, str]]:
     """A draw of one side in lo-hi (rows or columns, either at random), the other in 1-16384 and
     the depth in 1-k_hi, any of the four dtypes."""
@@ -768,6 +785,7 @@ def tiny_depth_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
          "vec-rand1": lambda: vector_side_random_cases(1),
          "shallow-rand1": lambda: shallow_random_cases(1),
+         "flat-rand1": lambda: flat_random_cases(1), "flat-rand2": lambda: flat_random_cases(2),
          "mid-rand1": lambda: mid_side_random_cases(1),
          "tinyk-rand1": lambda: tiny_depth_random_cases(1),
          "row-rand1": lambda: row_random_cases(101), "row-rand2": lambda: row_random_cases(102),
