@@ -36,6 +36,7 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide129.json",
     "h100/ops-wide130.json",
     "h100/ops-wide131.json",
+    "h100/llm-holdout22.json",
 )
 
 
