@@ -179,16 +179,17 @@ class ChoiceMapFigure(_Strict):
         return self.value.splitlines()
 
     @property
-    def vectors_readable(self) -> bool:
-        """Whether the model reads the map's vector planes (vec entries): only on the card that
-        measured them, their times holding that card's memory (not on a transferred map)."""
+    def planes_readable(self) -> bool:
+        """Whether the model reads the map's planes by their measured times (the vector planes' vec
+        entries, the shallow plane): only on the card that measured them, their times holding that
+        card's memory (not on a transferred map)."""
         return self.kind == "measured"
 
     @property
     def column_plane(self) -> bool:
         """Whether the model reads one-column GEMV kernels off this map (readable fp32 vec entries
         Mx1xK: choice.VEC_DTYPE)."""
-        return self.vectors_readable and _has_column_plane(self.value)
+        return self.planes_readable and _has_column_plane(self.value)
 
 
 @functools.lru_cache(maxsize=8)

@@ -103,9 +103,13 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
         assert len(rows["cases"]) == 2 * 73 * 111
         cols = json.loads(gzip.decompress(cols_path.read_bytes()))
         assert len(cols["cases"]) == 2 * 74 * 111
+        shallow = json.loads(gzip.decompress(shallow_path.read_bytes()))
+        assert len(shallow["cases"]) == 12 * 12 * 20 + 3 * 17 * 17 * 20
 
     cols_path = KERNELS / "col1" / "col-sweep.json.gz"
-    verified.once("choice-map", [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path, cols_path], check)
+    shallow_path = KERNELS / "shallow1" / "shallow-sweep.json.gz"
+    sources = [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path, cols_path, shallow_path]
+    verified.once("choice-map", sources, check)
     cmap = load_hardware("h100").expected.gemm_choice_map
     assert cmap is not None
     parsed = ChoiceMap.from_entries(cmap.entries)
@@ -120,7 +124,10 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     # depth of 1 a SIMT GEMM but at one row (73 left out)
     planes = {key: len(v) for key, v in parsed.vectors.items()}
     assert planes == {("fp32", "row"): 73 * 110, ("fp32", "column"): 74 * 111 - 73}
-    assert len(parsed.entries) == len(parsed.products) + sum(planes.values())
+    # the shallow plane: fp32 12 large sides from 100 (144 pairs), tf32, bf16 and fp16 17 (the odd
+    # ones added: 289 pairs), each at 20 depths (1-16, 20, 24, 31, 32)
+    assert sum(map(len, parsed.shallow.values())) == 12 * 12 * 20 + 3 * 17 * 17 * 20
+    assert len(parsed.entries) == len(parsed.products) + sum(planes.values()) + 12 * 12 * 20 + 3 * 17 * 17 * 20
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"

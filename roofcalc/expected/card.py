@@ -67,9 +67,10 @@ class Card:
     # cuBLAS's measured kernel choices for FP32 products with few columns (None: not measured),
     # and per family and tile (simt_32x128, ...) its fixed cost (s) and padded FLOP/s an SM
     choice_map: ChoiceMap | None
-    # whether its vector planes (one-row and one-column GEMV kernels) were measured on this card:
-    # their times hold the measuring card's memory, so a transferred map's are not read
-    vec_planes: bool
+    # whether its planes read by their measured times (the one-row and one-column GEMV kernels, and
+    # the shallow products of large outputs) were measured on this card: their times hold the
+    # measuring card's memory, so a transferred map's are not read
+    timed_planes: bool
     choice_floor: tuple[tuple[str, float], ...]
     choice_rate: tuple[tuple[str, float], ...]
     # per split-K reduction (cublaslt, xmma): its fixed cost and time per slice (s)
@@ -215,7 +216,7 @@ def _card(hw: Hardware) -> Card:
         sn_k_step=fig("gemm_sn_k_step_s", False),
         serial_split_step=tuple((t, float(f.value)) for t, f in sorted(e.gemm_serial_split_step_s.items())),
         choice_map=_choice_map(hw),
-        vec_planes=hw.expected.gemm_choice_map is not None and hw.expected.gemm_choice_map.vectors_readable,
+        timed_planes=hw.expected.gemm_choice_map is not None and hw.expected.gemm_choice_map.planes_readable,
         choice_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_floor_s.items())),
         choice_rate=tuple((t, float(f.value)) for t, f in sorted(e.gemm_choice_flops_per_sm.items())),
         reduce_floor=tuple((t, float(f.value)) for t, f in sorted(e.gemm_reduce_floor_s.items())),

@@ -116,6 +116,13 @@ SHALLOW_DEPTHS = (*range(1, 17), 20, 24, 31, 32)
 SHALLOW_MAX_K = SHALLOW_DEPTHS[-1]
 
 
+def in_shallow_plane(m: int, n: int, k: int) -> bool:
+    """Whether m x n x k lies in the shallow plane's domain (both sides above MAP_MAX_SMALL, k of
+    at most SHALLOW_MAX_K): the small-side map never holds such a shape, so its entries are told
+    apart by their shape alone."""
+    return min(m, n) > MAP_MAX_SMALL and k <= SHALLOW_MAX_K
+
+
 def shallow_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     """The (m, n, k) of the probe's shallow sweep (large outputs, k of 1-32), for one dtype."""
     sides = SHALLOW_SIDES if dtype == "fp32" else SHALLOW_SIDES + SHALLOW_SIDES_ODD
@@ -186,6 +193,9 @@ class Choice:
     tile: tuple[int, int] | None
     splits: int  # k slices (the grid's z); of a vec entry, the partial sums of each output
     kernel_s: float
+    # a reduction kernel (cublasLt's splitKreduce) followed though k was not cut: cuBLAS's
+    # reduction epilogue (splits > 1 implies one); written "1r" in an entry's splits
+    reduced: bool = False
 
     @property
     def key(self) -> str | None:
@@ -196,7 +206,8 @@ class Choice:
 
     def entry(self) -> str:
         tile = f"{self.tile[0]}x{self.tile[1]}" if self.tile else "-"
-        return f"{self.dtype} {self.m}x{self.n}x{self.k} {self.family} {tile} {self.splits} {self.kernel_s * 1e6:.2f}"
+        splits = f"{self.splits}r" if self.reduced and self.splits == 1 else str(self.splits)
+        return f"{self.dtype} {self.m}x{self.n}x{self.k} {self.family} {tile} {splits} {self.kernel_s * 1e6:.2f}"
 
 
 def parse_entry(text: str) -> Choice:
@@ -233,8 +244,11 @@ def parse_entry(text: str) -> Choice:
         tile = (int(t[0]), int(t[1]))
     elif tile_text != "-":
         raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
+    reduced = splits == "1r" and family != "vec"
+    if reduced:
+        splits = "1"
     if not (splits.isascii() and splits.isdigit()) or not 1 <= int(splits) < 10**5:
-        raise ValueError(f"{text!r}: splits must be a whole number, 1-99999")
+        raise ValueError(f"{text!r}: splits must be a whole number, 1-99999 (or 1r: one slice and a reduction)")
     try:
         us = float(us_text)
     except ValueError:
@@ -242,7 +256,7 @@ def parse_entry(text: str) -> Choice:
     if not math.isfinite(us) or us <= 0 or us >= 1e7:
         raise ValueError(f"{text!r}: kernel_us must be positive and under 10^7")
     m, n, k = (int(d) for d in dims)
-    return Choice(dtype, m, n, k, family, tile, int(splits), us * 1e-6)
+    return Choice(dtype, m, n, k, family, tile, int(splits), us * 1e-6, reduced)
 
 
 _N = r"[1-9][0-9]{0,9}"
@@ -254,13 +268,16 @@ _THREADS = r"(?:[1-9][0-9]{0,2}|10[01][0-9]|102[0-4])"  # 1-1024
 _ENTRY = (
     rf"(?:{_DTYPE}({_N})x({_N})x({_N}) "
     r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -)"
-    # a vec entry: one row or one column, its launch as BLOCKSxTHREADS
+    # the k slices, or one slice and a reduction kernel after it ("1r")
+    r" (?:(1r)|([1-9][0-9]{0,4}))"
+    # a vec entry: one row or one column, its launch as BLOCKSxTHREADS, its partial sums
     # (a side of 1 read one way only: "1x1" is the one-row alternative's, never the other's, or a
     # failing map would backtrack through every such entry two ways)
-    rf"|{_DTYPE}(1x{_N}|(?:[2-9][0-9]{{0,9}}|1[0-9]{{1,9}})x1)x({_N}) vec ([1-9][0-9]{{0,5}})x({_THREADS})) "
+    rf"|{_DTYPE}(1x{_N}|(?:[2-9][0-9]{{0,9}}|1[0-9]{{1,9}})x1)x({_N}) vec ([1-9][0-9]{{0,5}})x({_THREADS})"
+    r" ([1-9][0-9]{0,4}))"
     # under 1 us: zeros, then the first other digit, then any; one way to read each entry, so a
     # malformed line after many good ones costs one pass, not a backtrack through them all
-    r"([1-9][0-9]{0,4}) ([1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
+    r" ([1-9][0-9]{0,6}(?:\.[0-9]{1,6})?|0\.0{0,5}[1-9][0-9]{0,5})"
 )
 _BLOCK = re.compile(rf"(?:{_ENTRY}\n)*")
 _ONE_ENTRY = re.compile(_ENTRY)
@@ -274,7 +291,9 @@ def _parse_fast(text: str) -> Choice:
     f = _ONE_ENTRY.fullmatch(text) if type(text) is str else None
     if f is None:
         return parse_entry(text)
-    dtype, m, n, k, fam, tm, tn, other, vec_dtype, vec_mn, vec_k, blocks, threads, splits, us = f.groups()
+    dtype, m, n, k, fam, tm, tn, other, one_r, splits, vec_dtype, vec_mn, vec_k, blocks, threads, vec_splits, us = (
+        f.groups()
+    )
     # the frozen dataclass's fields set as its __init__ would (without its checks per field)
     c = object.__new__(Choice)
     if vec_dtype:
@@ -286,7 +305,7 @@ def _parse_fast(text: str) -> Choice:
         c.__dict__.update(
             dtype=dtype, m=int(m), n=int(n), k=int(k), family=fam or other, tile=(int(tm), int(tn)) if fam else None
         )
-    c.__dict__.update(splits=int(splits), kernel_s=float(us) * 1e-6)
+    c.__dict__.update(splits=int(splits or vec_splits or 1), kernel_s=float(us) * 1e-6, reduced=one_r is not None)
     return c
 
 
@@ -414,8 +433,36 @@ class ChoiceMap:
 
     @cached_property
     def products(self) -> tuple[Choice, ...]:
-        """The entries of products with a small side of 2 or more (the vector planes apart: vectors)."""
-        return tuple(c for c in self.entries if min(c.m, c.n) > 1)
+        """The entries of products with a small side of 2 or more (the vector planes apart: vectors;
+        the shallow plane apart: shallow)."""
+        return tuple(c for c in self.entries if min(c.m, c.n) > 1 and not in_shallow_plane(c.m, c.n, c.k))
+
+    @cached_property
+    def shallow(self) -> dict[tuple[str, int], tuple[Choice, ...]]:
+        """The shallow plane's entries (large outputs, k of 1-32) by dtype and alignment class."""
+        out: dict[tuple[str, int], list[Choice]] = {}
+        for c in self.entries:
+            if c.family != "vec" and in_shallow_plane(c.m, c.n, c.k):
+                out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
+        return {key: tuple(v) for key, v in out.items()}
+
+    @cached_property
+    def _shallow_least(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for (dtype, _), v in self.shallow.items():
+            out[dtype] = min(out.get(dtype, math.inf), *(c.kernel_s for c in v))
+        return out
+
+    def shallow_floor(self, dtype: str) -> float:
+        """The fixed part of a shallow kernel of this dtype under the profiler: the least time any
+        of the plane's entries of that dtype took (0 without any)."""
+        return self._shallow_least.get(dtype, 0.0)
+
+    def nearest_shallow(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
+        """The shallow plane's entry of this dtype and alignment class nearest to m x n x k in the
+        logarithms of m, n and k; None outside the plane (a side at most this map's small side, k
+        above the deepest measured) or with a side above twice the largest measured."""
+        return _nearest_shallow(self, dtype, m, n, k)
 
     @cached_property
     def vectors(self) -> dict[tuple[str, str], tuple[Choice, ...]]:
@@ -529,6 +576,18 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     # (Tried on the development sets and not kept: no answer beyond a factor of 2, 8 or 8^3 in
     # distance; each put fewer in the band.)
     return entries[at]
+
+
+@lru_cache(maxsize=4096)
+def _nearest_shallow(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | None:
+    entries = cmap.shallow.get((dtype, aligned16(dtype, n, k)))
+    if not entries or min(m, n) <= cmap.small_side:
+        return None
+    if k > max(c.k for c in entries) or max(m, n) > 2 * max(max(c.m, c.n) for c in entries):
+        return None
+    lm, ln, lk = math.log(m), math.log(n), math.log(k)
+    # of two as near, the first entry
+    return min(entries, key=lambda c: (math.log(c.m) - lm) ** 2 + (math.log(c.n) - ln) ** 2 + (math.log(c.k) - lk) ** 2)
 
 
 def _side(c: Choice) -> int:

@@ -163,11 +163,15 @@ def compose(
     host's time for one PyTorch op in a hot loop (torch_op_floor_s): it follows the host's speed.
     """
     c = card(hw)
-    ests = [
-        e.model_copy(update={"count": k.repeat, "part": k.part, "launcher": k.launcher})
+    per_kernel = [
+        (k, kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph", sustained=launch in ("graph", "eager")))
         for k in kernels
         if k.repeat > 0
-        for e in kernel_time(hw, c, k, dtype_bytes, graph=launch == "graph", sustained=launch in ("graph", "eager"))
+    ]
+    ests = [
+        e.model_copy(update={"count": k.repeat, "part": k.part, "launcher": k.launcher})
+        for k, es in per_kernel
+        for e in es
     ]
     ests = [e.model_copy(update={"launched_s": _launched(c, launch, e)}) for e in ests]
     body = sum(e.seconds * e.count for e in ests)
@@ -179,7 +183,9 @@ def compose(
         label = e.name if e.count == 1 else f"{e.name} (x{e.count:,})"
         terms.append(Term(name=label, seconds=e.seconds * e.count, reason=e.reason))
     if launch == "event":
-        total = _event_total(hw, c, kernels, dtype_bytes, ests, body, terms)
+        # the kernels whose measured times hold a flush's write-back already add none
+        flushed = [k for k, es in per_kernel if not all(e.dirty_held for e in es)]
+        total = _event_total(hw, c, flushed, dtype_bytes, ests, body, terms)
     elif launch == "stream":
         floor = n * c.stream_floor
         terms.append(Term(name="launch floor", seconds=floor, reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))

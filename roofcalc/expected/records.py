@@ -35,6 +35,9 @@ class KernelEstimate(Record):
     # who issues it from Python: "aten" = an eager PyTorch op; "inductor" = the generated code of
     # a torch.compile'd function (its launches cost the host more: compiled_kernel_host_s)
     launcher: Literal["aten", "inductor"] = "aten"
+    # its time is a measured one taken with the L2 full of other data's dirty lines (the choice
+    # map's shallow plane): the write-back a writing flush leaves is in it already
+    dirty_held: bool = False
     grid: int
     blocks_per_sm: int | None
     waves: float

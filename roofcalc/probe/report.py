@@ -992,7 +992,17 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
 def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
     """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
     tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
-    from ..expected.choice import DTYPES, MAX_ENTRIES, VEC_DTYPE, Choice, classify, fit_reduce, fit_tiles, reduce_kernel
+    from ..expected.choice import (
+        DTYPES,
+        MAX_ENTRIES,
+        VEC_DTYPE,
+        Choice,
+        classify,
+        fit_reduce,
+        fit_tiles,
+        in_shallow_plane,
+        reduce_kernel,
+    )
 
     torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
     records = torch_raw.get("gemm_choices")
@@ -1015,10 +1025,13 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
             # as a map file allows
             # what an entry can hold: 0.01 us to under 10 s (two decimals of us), the sizes checked above
             if dtype in DTYPES and 1e-8 <= first < 9.99 and splits < 10**5:
-                choices.append(Choice(dtype, m, n, k, family, tile, splits, first))
+                # a reduction kernel after one slice of k: cuBLAS's reduction epilogue
+                tail = reduce_kernel(r["kernels"]) if family != "vec" else None
+                choices.append(Choice(dtype, m, n, k, family, tile, splits, first, splits == 1 and tail is not None))
                 # a vec entry's reductions are not fitted with the tiled kernels' (their slices are
-                # partial sums of another kernel family's launch)
-                red = reduce_kernel(r["kernels"]) if splits > 1 and family != "vec" else None
+                # partial sums of another kernel family's launch), nor the shallow plane's (read by
+                # their measured times, as its kernels are: the tile figures are the small-side map's)
+                red = tail if splits > 1 and not in_shallow_plane(m, n, k) else None
                 if red is not None and 1e-8 <= red[2] < 9.99 and red[1] < 10**9:
                     reductions.append((red[0], splits, red[1], red[2]))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
@@ -1040,7 +1053,7 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
     _put_fitted(
         out,
         ("gemm_choice_floor_s", "gemm_choice_flops_per_sm"),
-        fit_tiles(choices, sms),
+        fit_tiles((c for c in choices if not in_shallow_plane(c.m, c.n, c.k)), sms),
         "the shapes that ran {key}",
         "least squares in relative error of profiled time = fixed + busiest SM's padded work / rate",
     )

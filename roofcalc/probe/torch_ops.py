@@ -868,10 +868,11 @@ def gemm_choices(
     dtype, m, n, k and the kernels (name, grid, each one's block if asked, profiled duration) in
     launch order."""
     if shapes is None:
-        from ..expected.choice import DTYPES, column_shapes, grid_shapes, row_shapes
+        from ..expected.choice import DTYPES, column_shapes, grid_shapes, row_shapes, shallow_shapes
 
         # the vector planes' kernels are told apart by their launch: every kernel's block is kept
-        shapes, block = {dt: grid_shapes(dt) + row_shapes(dt) + column_shapes(dt) for dt in DTYPES}, True
+        shapes = {dt: grid_shapes(dt) + row_shapes(dt) + column_shapes(dt) + shallow_shapes(dt) for dt in DTYPES}
+        block = True
     torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
     old = torch.backends.cuda.matmul.allow_tf32
     out: list[dict[str, Any]] = []

@@ -1,7 +1,8 @@
 """Writes the registry's GEMM choice map and per-tile figures into hardware/h100.yaml, from the
 committed sweeps validation/expected/h100/kernels/choice8/choice-sweep.json.gz (products with a
-small side of 2-64), kernels/row2/row-sweep.json.gz (one-row products) and
-kernels/col1/col-sweep.json.gz (one-column products), with the code the
+small side of 2-64), kernels/row2/row-sweep.json.gz (one-row products),
+kernels/col1/col-sweep.json.gz (one-column products) and kernels/shallow1/shallow-sweep.json.gz
+(large outputs, k of 1-32), with the code the
 probe uses for a calibration (roofcalc/probe/report.py choice_figures), so the registry's map is
 what `roofcalc probe` would save on that card and libraries.
 
@@ -30,12 +31,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "choice8" / "choice-sweep.json.gz"
 ROW_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "row2" / "row-sweep.json.gz"
 COL_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "col1" / "col-sweep.json.gz"
+SHALLOW_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "shallow1" / "shallow-sweep.json.gz"
 CARDS = (("h100", "bench-choice8", None), ("h200", "bench-choice8-h100", "transferred"))
 SOURCE_TITLE = (
     "validation/bench/choice_sweep.py (the probe's GEMM choice sweep, roofcalc/probe/torch_ops.py gemm_choices) "
     "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 21:43 UTC, and its one-row plane "
-    "(choice_sweep.py --rows, --cols) on the same kind of card and versions at 23:06 and 23:20 UTC: "
-    "validation/expected/h100/kernels/choice8/, row2/ and col1/ (logs beside them)"
+    "(choice_sweep.py --rows, --cols) on the same kind of card and versions at 23:06 and 23:20 UTC, and its shallow "
+    "plane (--shallow) on 2026-11-28 at 01:01 UTC: validation/expected/h100/kernels/choice8/, row2/, col1/ and "
+    "shallow1/ (logs beside them)"
 )
 BEGIN = "  # BEGIN choice map: written by validation/expected/choice_map.py; do not edit by hand"
 END = "  # END choice map"
@@ -51,12 +54,13 @@ def _sweep() -> tuple[dict, dict]:
     doc = json.loads(gzip.decompress(SWEEP.read_bytes()))
     rows = json.loads(gzip.decompress(ROW_SWEEP.read_bytes()))
     cols = json.loads(gzip.decompress(COL_SWEEP.read_bytes()))
+    shallow = json.loads(gzip.decompress(SHALLOW_SWEEP.read_bytes()))
     torch_v = doc["torch"]
-    if {rows["torch"], cols["torch"]} != {torch_v}:
-        sys.exit(f"choice_map.py: the sweeps ran different torch builds ({torch_v}, {rows['torch']}, {cols['torch']})")
+    if {rows["torch"], cols["torch"], shallow["torch"]} != {torch_v}:
+        sys.exit("choice_map.py: the sweeps ran different torch builds")
     raw = {
         "torch": {
-            "gemm_choices": doc["cases"] + rows["cases"] + cols["cases"],
+            "gemm_choices": doc["cases"] + rows["cases"] + cols["cases"] + shallow["cases"],
             "torch": torch_v,
             "cuda": torch_v.split("+cu")[-1][:2] + "." + torch_v.split("+cu")[-1][2:],
         }
@@ -68,13 +72,18 @@ def _sweep() -> tuple[dict, dict]:
     return doc, figs
 
 
+def shallow_date() -> str:
+    return str(json.loads(gzip.decompress(SHALLOW_SWEEP.read_bytes()))["date"])[:10]
+
+
 def block(source: str, kind: str | None) -> str:
     doc, figs = _sweep()
     figs = copy.deepcopy(figs)
     cmap = figs["gemm_choice_map"]
     cmap["source"] = source
     cmap["note"] = (
-        f"validation/expected/h100/kernels/choice8/choice-sweep.json.gz, row2/row-sweep.json.gz and col1/col-sweep.json.gz ({doc['date'][:10]}): "
+        "validation/expected/h100/kernels/choice8/choice-sweep.json.gz, row2/row-sweep.json.gz, col1/col-sweep.json.gz "
+        f"({doc['date'][:10]}) and shallow1/shallow-sweep.json.gz ({shallow_date()}): "
         + cmap["note"]
     )
     if kind:

@@ -146,7 +146,7 @@ def section(reps: list[dict[str, Any]], kind: str, figures: str) -> list[str]:
             header = ["card", "GPUs", "step", "engine", "CUDA graphs"]
             groups = grouped(part, llm_key)
         header += ["cases", "median", "within band", "worst (furthest from 1)"]
-        lines.append(f"{len(part)} reports.")
+        lines.append(f"{len(part)} report{'' if len(part) == 1 else 's'}.")
         lines.append("")
         lines += table(header, [[*k, *stats(v)] for k, v in groups.items()])
     return lines
@@ -269,6 +269,7 @@ NAMED_SETS = (
     "h100/impl-holdout5",
     "h100/impl-dev3-phi3",
     "h100/impl-holdout7",
+    "h100/impl-holdout8",
     "h100x2/impl-tp1",
     "h100x2/hf-tp-dev",
     "h100x2/hf-tp-holdout1",

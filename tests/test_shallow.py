@@ -1,0 +1,137 @@
+"""Products of a large output and a shallow k (both sides above 64, k of 1-32), read off the
+choice map's shallow plane (roofcalc/expected/choice.py shallow_shapes; gemm.py _gemm_shallow).
+Expected values come from the committed sweep validation/expected/h100/kernels/shallow1 (each
+record's kernels and durations, read in the test), hand derivations written here, and the
+committed measurements of the development plan flat-rand2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from roofcalc import analyze
+from roofcalc.expected.card import card
+from roofcalc.expected.choice import ChoiceMap, in_shallow_plane, parse_entry, shallow_shapes
+from roofcalc.hardware import load_hardware
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = ROOT / "validation" / "expected" / "h100"
+SWEEP = H100 / "kernels" / "shallow1" / "shallow-sweep.json.gz"
+
+
+@lru_cache(maxsize=1)
+def _records() -> dict[tuple[str, int, int, int], list[dict]]:
+    """(dtype, m, n, k): the kernels the sweep profiled."""
+    return {
+        (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
+        for c in json.loads(gzip.decompress(SWEEP.read_bytes()))["cases"]
+    }
+
+
+def _kept(seconds: float) -> float:
+    """A time as the map keeps it: to 0.01 us."""
+    return round(seconds * 1e6, 2) * 1e-6
+
+
+def _least(dtype: str) -> float:
+    """The least time any first kernel of the plane took in this dtype (its fixed part)."""
+    return _kept(min(v[0]["duration_s"] for key, v in _records().items() if key[0] == dtype))
+
+
+def test_the_sweep_is_the_plane_the_probe_asks_for() -> None:
+    assert {key[0] for key in _records()} == {"fp32", "tf32", "bf16", "fp16"}
+    for dtype in ("fp32", "bf16"):
+        shapes = shallow_shapes(dtype)
+        assert set(shapes) == {(m, n, k) for dt, m, n, k in _records() if dt == dtype}
+        assert all(in_shallow_plane(*s) for s in shapes)
+
+
+def test_a_shallow_kernel_by_hand() -> None:
+    """bf16 1104 x 1152 x 7 (ops-wide131's 2.07, one kernel in the tile search): its nearest
+    measured shape, of its alignment class (a 7-deep row of bf16 is 14 bytes: 2-byte aligned), is
+    1001 x 1001 x 7, where cuBLAS ran cutlass_75's 128 x 128 kernel (64 blocks, 5.088 us) and then
+    a splitKreduce with k uncut (its reduction epilogue: the entry's "1r"). 9 x 9 = 81 tiles of
+    128 x 128 cover 1104 x 1152; with the 64 there, under one wave of 132 SMs, the time beyond the
+    least any bf16 kernel of the plane took is kept as it was; queued, the fixed cost is a graph
+    node's. The sweep's times hold the write-back of the L2's dirty lines: the op adds none."""
+    first, red = _records()[("bf16", 1001, 1001, 7)]
+    assert first["grid"] == [64, 1, 1] and first["duration_s"] == pytest.approx(5.088e-6, abs=1e-9)
+    assert "splitKreduce" in red["name"]
+    hw = load_hardware("h100")
+    c = card(hw)
+    r = analyze("gemm", hw, m=1104, n=1152, k=7, dtype="bf16")
+    gemm, reduce = r.expected_kernels
+    assert gemm.grid == 81 and "1001x1001x7" in gemm.reason
+    assert gemm.seconds == pytest.approx(c.graph_floor + _kept(5.088e-6) - _least("bf16"), rel=1e-6)
+    assert "splitKreduce" in reduce.reason
+    assert "L2 write-back" not in [t.name for t in r.expected_terms]
+    # a card whose map is transferred (the H200's) does not read the plane: its memory is another's
+    h200 = analyze("gemm", "h200", m=1104, n=1152, k=7, dtype="bf16")
+    assert "1001x1001x7" not in h200.expected_kernels[0].reason
+    assert "L2 write-back" in [t.name for t in h200.expected_terms]
+
+
+def test_blocks_past_a_wave_scale_the_time() -> None:
+    """fp32 16181 x 651 x 1 (flat-rand2): nearest 16000 x 640 x 1, cuBLAS's SIMT kernel on 32 x 128
+    tiles (19.073 us). 506 x 6 = 3,036 tiles against 500 x 5 = 2,500, both past one wave: the time
+    beyond the fixed part grows with the blocks."""
+    (first,) = _records()[("fp32", 16000, 640, 1)]
+    assert "simt_sgemm_128x32" in first["name"] and first["duration_s"] == pytest.approx(19.073e-6, abs=1e-9)
+    hw = load_hardware("h100")
+    c = card(hw)
+    (gemm,) = analyze("gemm", hw, m=16181, n=651, k=1, dtype="fp32").expected_kernels
+    assert gemm.grid == 3036
+    assert gemm.seconds == pytest.approx(c.graph_floor + (_kept(19.073e-6) - _least("fp32")) * 3036 / 2500, rel=1e-6)
+
+
+def test_a_reduction_epilogue_is_kept_in_an_entry() -> None:
+    """fp32 160 x 100 x 4: cuBLAS ran its SIMT kernel on 3 blocks (k not cut: the grid's z is 1)
+    and then a splitKreduce; the map keeps that as "1r", and the model adds the reduction."""
+    first, red = _records()[("fp32", 160, 100, 4)]
+    assert first["grid"] == [3, 1, 1] and "splitKreduce" in red["name"]
+    cmap = load_hardware("h100").expected.gemm_choice_map
+    assert cmap is not None
+    (entry,) = [e for e in cmap.entries if e.startswith("fp32 160x100x4 ")]
+    assert entry == "fp32 160x100x4 simt 64x128 1r 3.23"
+    choice = parse_entry(entry)
+    assert choice.reduced and choice.splits == 1 and choice.entry() == entry
+    assert ChoiceMap.from_entries([entry]).entries[0] == choice  # the one-pass reading agrees
+    names = [k.name for k in analyze("gemm", "h100", m=160, n=100, k=4, dtype="fp32").expected_kernels]
+    assert names == ["gemm", "gemm split-K reduce"]
+    for bad in ("fp32 160x100x4 simt 64x128 2r 3.23", "fp32 1x100x4 vec 3x128 1r 3.23"):
+        with pytest.raises(ValueError, match="1r: one slice and a reduction"):
+            parse_entry(bad)
+
+
+def test_the_plane_speaks_only_inside_its_domain() -> None:
+    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)  # type: ignore[union-attr]
+    assert cmap.nearest_shallow("bf16", 1104, 1152, 7) is not None
+    assert cmap.nearest_shallow("bf16", 1104, 1152, 33) is None  # deeper than the plane
+    assert cmap.nearest_shallow("bf16", 64, 1152, 7) is None  # the small-side map's
+    assert cmap.nearest_shallow("bf16", 40000, 1152, 7) is None  # past twice the largest side
+    # the small-side map never answers from the plane's entries
+    near = cmap.nearest("bf16", 64, 1152, 7)
+    assert near is not None and min(near.m, near.n) <= 64
+
+
+def test_flat_rand2_against_its_measurements() -> None:
+    """The development plan flat-rand2 (80 GEMMs of large outputs, k of 1-32, every dtype; one
+    H100): 71 of 80 within [0.8, 1.25] with the plane, 61 before it (the tile search); one outside
+    [0.5, 2], three before: tf32 2360 x 65 x 13 at 2.31 (2.01 before), whose side of 65 is far
+    below the plane's least, 100."""
+    hw = load_hardware("h100")
+    ratios = []
+    for case in json.loads((H100 / "ops-flat-rand2.json").read_text())["cases"]:
+        p = case["params"]
+        r = analyze("gemm", hw, m=p["m"], n=p["n"], k=p["k"], dtype=case["dtype"])
+        assert r.expected_s is not None
+        ratios.append(case["median_s"] / r.expected_s)
+    assert len(ratios) == 80
+    assert sum(0.8 <= x <= 1.25 for x in ratios) >= 71
+    assert sum(not 0.5 <= x <= 2 for x in ratios) <= 1
+    assert 0.9 <= statistics.median(ratios) <= 1.1
