@@ -735,8 +735,8 @@ def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
 def flat_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     """GEMMs of large outputs and a depth of 1-32: both sides log-uniform in 65-16384 and the depth
     in 1-32 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16 and fp16: the choice
-    map's shallow plane (roofcalc/expected/choice.py shallow_shapes). Seed 1 a hold-out, seed 2
-    development data (HOLDOUT.md)."""
+    map's shallow plane (roofcalc/expected/choice.py shallow_shapes). Seeds 1 and 3 hold-outs, seed
+    2 development data (HOLDOUT.md)."""
     import random
 
     rng = random.Random(seed)
@@ -786,6 +786,7 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: 
          "vec-rand1": lambda: vector_side_random_cases(1),
          "shallow-rand1": lambda: shallow_random_cases(1),
          "flat-rand1": lambda: flat_random_cases(1), "flat-rand2": lambda: flat_random_cases(2),
+         "flat-rand3": lambda: flat_random_cases(3),
          "mid-rand1": lambda: mid_side_random_cases(1),
          "tinyk-rand1": lambda: tiny_depth_random_cases(1),
          "row-rand1": lambda: row_random_cases(101), "row-rand2": lambda: row_random_cases(102),
