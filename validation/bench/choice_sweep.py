@@ -5,6 +5,7 @@ the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the dev
     python3 validation/bench/choice_sweep.py --rows --out row-sweep.json   # one-row products only
     python3 validation/bench/choice_sweep.py --cols --out col-sweep.json   # one-column products only
     python3 validation/bench/choice_sweep.py --shallow --out shallow-sweep.json   # large outputs, k 1-32
+    python3 validation/bench/choice_sweep.py --shallow-aligned --out shallow-aligned.json   # its aligned columns
 
 Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
 """
@@ -48,6 +49,11 @@ def main() -> int:
         "--cols", action="store_true", help="the one-column plane (choice.column_shapes), each kernel's block too"
     )
     ap.add_argument("--shallow", action="store_true", help="the shallow plane (choice.shallow_shapes)")
+    ap.add_argument(
+        "--shallow-aligned",
+        action="store_true",
+        help="the shallow plane's columns of 4- and 8-byte alignment only (choice.shallow_aligned_shapes)",
+    )
     args = ap.parse_args()
     dev = torch.device("cuda")
     t0 = time.time()
@@ -59,6 +65,8 @@ def main() -> int:
         if args.cols
         else choice.shallow_shapes
         if args.shallow
+        else choice.shallow_aligned_shapes
+        if args.shallow_aligned
         else choice.grid_shapes
     )
     records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)
@@ -73,7 +81,7 @@ def main() -> int:
         else "gemm-column-sweep"
         if args.cols
         else "gemm-shallow-sweep"
-        if args.shallow
+        if args.shallow or args.shallow_aligned
         else "gemm-choice-sweep"
     )
     benchlib.write_record(args.out, kind, dev, records, t0)
