@@ -123,16 +123,20 @@ def in_shallow_plane(m: int, n: int, k: int) -> bool:
     return min(m, n) > MAP_MAX_SMALL and k <= SHALLOW_MAX_K
 
 
-# Column counts whose rows are aligned to 8 bytes (tf32: n of 2 mod 4) or to 4 and 8 bytes (bf16,
-# fp16: 2 mod 4, 4 mod 8), beside the large sides (16 bytes, or 100's 8 in 16 bits) and the odd
-# ones (4 bytes in tf32, 2 in 16 bits): a product's alignment class is that of its columns and its
-# depth, and without such columns a class had depths of its own only (tf32 5053 x 390 x 4 of
-# ops-wide132, 8-byte aligned, found its nearest shape 6 deep: another kernel, at 0.38)
+# Column counts whose rows are aligned to 8 bytes in tf32 (n of 2 mod 4) and to 4 or 8 bytes in
+# bf16 and fp16 (2 mod 4; 4 mod 8), beside the large sides (multiples of 4, so 16 bytes, or 100's 8
+# in 16 bits) and the odd ones (4 bytes in tf32, 2 in 16 bits): a product's alignment class is
+# that of its columns and its depth, and without such columns a class had depths of its own only
+# (tf32 5053 x 390 x 4 of ops-wide132, 8-byte aligned, found its nearest shape 6 deep: another
+# kernel, at 0.38). One such column beside each large side, as densely as they are: a side + 2,
+# and in 16 bits a side + 4 (100 is one already). kernels/shallow2 swept 7 of them first.
 SHALLOW_COLS_ALIGNED = {
-    "tf32": (102, 1002, 4002, 10002),
-    "bf16": (102, 1002, 4002, 10002, 1004, 4004, 10004),
-    "fp16": (102, 1002, 4002, 10002, 1004, 4004, 10004),
+    "tf32": tuple(s + 2 for s in SHALLOW_SIDES),
+    "bf16": tuple(sorted({s + 2 for s in SHALLOW_SIDES} | {s + 4 for s in SHALLOW_SIDES if s % 8 == 0})),
+    "fp16": tuple(sorted({s + 2 for s in SHALLOW_SIDES} | {s + 4 for s in SHALLOW_SIDES if s % 8 == 0})),
 }
+# the columns kernels/shallow2 swept (the first of them)
+SHALLOW2_COLS = (102, 1002, 4002, 10002, 1004, 4004, 10004)
 
 
 def shallow_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
@@ -141,10 +145,12 @@ def shallow_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
     return [(m, n, k) for m in sides for n in sides for k in SHALLOW_DEPTHS] + shallow_aligned_shapes(dtype)
 
 
-def shallow_aligned_shapes(dtype: str = "fp32") -> list[tuple[int, int, int]]:
-    """The shallow sweep's shapes whose columns give their alignment class (SHALLOW_COLS_ALIGNED)."""
-    sides = SHALLOW_SIDES + SHALLOW_SIDES_ODD
-    return [(m, n, k) for m in sides for n in SHALLOW_COLS_ALIGNED.get(dtype, ()) for k in SHALLOW_DEPTHS]
+def shallow_aligned_shapes(dtype: str = "fp32", cols: tuple[int, ...] | None = None) -> list[tuple[int, int, int]]:
+    """The shallow sweep's shapes whose columns give their alignment class (SHALLOW_COLS_ALIGNED), or
+    those of them among ``cols`` (in that order)."""
+    mine = SHALLOW_COLS_ALIGNED.get(dtype, ())
+    chosen = mine if cols is None else tuple(n for n in cols if n in mine)
+    return [(m, n, k) for m in SHALLOW_SIDES + SHALLOW_SIDES_ODD for n in chosen for k in SHALLOW_DEPTHS]
 
 
 # One-row products (x @ B: m = 1) of 4-byte elements: cuBLAS runs its column-walking GEMV kernels

@@ -5,7 +5,8 @@ the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the dev
     python3 validation/bench/choice_sweep.py --rows --out row-sweep.json   # one-row products only
     python3 validation/bench/choice_sweep.py --cols --out col-sweep.json   # one-column products only
     python3 validation/bench/choice_sweep.py --shallow --out shallow-sweep.json   # large outputs, k 1-32
-    python3 validation/bench/choice_sweep.py --shallow-aligned --out shallow-aligned.json   # its aligned columns
+    python3 validation/bench/choice_sweep.py --shallow-aligned --out shallow-aligned.json   # its first aligned columns
+    python3 validation/bench/choice_sweep.py --shallow-aligned-rest --out shallow-aligned-rest.json   # the others
 
 Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
 """
@@ -52,7 +53,12 @@ def main() -> int:
     ap.add_argument(
         "--shallow-aligned",
         action="store_true",
-        help="the shallow plane's columns of 4- and 8-byte alignment only (choice.shallow_aligned_shapes)",
+        help="the shallow plane's first columns of 4- and 8-byte alignment (choice.SHALLOW2_COLS: kernels/shallow2)",
+    )
+    ap.add_argument(
+        "--shallow-aligned-rest",
+        action="store_true",
+        help="the shallow plane's other columns of 4- and 8-byte alignment (choice.shallow_aligned_shapes)",
     )
     args = ap.parse_args()
     dev = torch.device("cuda")
@@ -65,8 +71,14 @@ def main() -> int:
         if args.cols
         else choice.shallow_shapes
         if args.shallow
-        else choice.shallow_aligned_shapes
+        else (lambda dt: choice.shallow_aligned_shapes(dt, choice.SHALLOW2_COLS))
         if args.shallow_aligned
+        else (
+            lambda dt: choice.shallow_aligned_shapes(
+                dt, tuple(n for n in choice.SHALLOW_COLS_ALIGNED.get(dt, ()) if n not in choice.SHALLOW2_COLS)
+            )
+        )
+        if args.shallow_aligned_rest
         else choice.grid_shapes
     )
     records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)
@@ -81,7 +93,7 @@ def main() -> int:
         else "gemm-column-sweep"
         if args.cols
         else "gemm-shallow-sweep"
-        if args.shallow or args.shallow_aligned
+        if args.shallow or args.shallow_aligned or args.shallow_aligned_rest
         else "gemm-choice-sweep"
     )
     benchlib.write_record(args.out, kind, dev, records, t0)
