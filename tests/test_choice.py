@@ -105,10 +105,17 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
         assert len(cols["cases"]) == 2 * 74 * 111
         shallow = json.loads(gzip.decompress(shallow_path.read_bytes()))
         assert len(shallow["cases"]) == 12 * 12 * 20 + 3 * 17 * 17 * 20
+        # the aligned columns: 4 in tf32 and 7 in 16 bits first, then 8 and 16 more, x 17 rows x 20 depths
+        for p, cols in ((aligned_paths[0], 4 + 7 + 7), (aligned_paths[1], 8 + 16 + 16)):
+            assert len(json.loads(gzip.decompress(p.read_bytes()))["cases"]) == cols * 17 * 20
 
     cols_path = KERNELS / "col1" / "col-sweep.json.gz"
     shallow_path = KERNELS / "shallow1" / "shallow-sweep.json.gz"
-    sources = [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path, cols_path, shallow_path]
+    aligned_paths = (
+        KERNELS / "shallow2" / "shallow-aligned.json.gz",
+        KERNELS / "shallow3" / "shallow-aligned-rest.json.gz",
+    )
+    sources = [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path, cols_path, shallow_path, *aligned_paths]
     verified.once("choice-map", sources, check)
     cmap = load_hardware("h100").expected.gemm_choice_map
     assert cmap is not None
@@ -125,9 +132,11 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     planes = {key: len(v) for key, v in parsed.vectors.items()}
     assert planes == {("fp32", "row"): 73 * 110, ("fp32", "column"): 74 * 111 - 73}
     # the shallow plane: fp32 12 large sides from 100 (144 pairs), tf32, bf16 and fp16 17 (the odd
-    # ones added: 289 pairs), each at 20 depths (1-16, 20, 24, 31, 32)
-    assert sum(map(len, parsed.shallow.values())) == 12 * 12 * 20 + 3 * 17 * 17 * 20
-    assert len(parsed.entries) == len(parsed.products) + sum(planes.values()) + 12 * 12 * 20 + 3 * 17 * 17 * 20
+    # ones added: 289 pairs), each at 20 depths (1-16, 20, 24, 31, 32); and 17 row counts by the
+    # aligned columns (12 in tf32, 23 in bf16 and fp16)
+    shallow = 12 * 12 * 20 + 3 * 17 * 17 * 20 + (12 + 23 + 23) * 17 * 20
+    assert sum(map(len, parsed.shallow.values())) == shallow
+    assert len(parsed.entries) == len(parsed.products) + sum(planes.values()) + shallow
     assert cmap.libraries == {"torch": "2.11.0+cu130", "cuda": "13.0"}
     h200 = load_hardware("h200").expected
     assert h200.gemm_choice_map is not None and h200.gemm_choice_map.kind == "transferred"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import statistics
 from functools import lru_cache
 from pathlib import Path
@@ -16,20 +17,33 @@ import pytest
 
 from roofcalc import analyze
 from roofcalc.expected.card import card
-from roofcalc.expected.choice import ChoiceMap, in_shallow_plane, parse_entry, shallow_shapes
+from roofcalc.expected.choice import (
+    SHALLOW_COLS_ALIGNED,
+    SHALLOW_SIDES,
+    ChoiceMap,
+    aligned16,
+    in_shallow_plane,
+    parse_entry,
+    shallow_shapes,
+)
 from roofcalc.hardware import load_hardware
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "validation" / "expected" / "h100"
-SWEEP = H100 / "kernels" / "shallow1" / "shallow-sweep.json.gz"
+SWEEPS = (
+    H100 / "kernels" / "shallow1" / "shallow-sweep.json.gz",
+    H100 / "kernels" / "shallow2" / "shallow-aligned.json.gz",
+    H100 / "kernels" / "shallow3" / "shallow-aligned-rest.json.gz",
+)
 
 
 @lru_cache(maxsize=1)
 def _records() -> dict[tuple[str, int, int, int], list[dict]]:
-    """(dtype, m, n, k): the kernels the sweep profiled."""
+    """(dtype, m, n, k): the kernels the sweeps profiled."""
     return {
         (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
-        for c in json.loads(gzip.decompress(SWEEP.read_bytes()))["cases"]
+        for path in SWEEPS
+        for c in json.loads(gzip.decompress(path.read_bytes()))["cases"]
     }
 
 
@@ -45,34 +59,51 @@ def _least(dtype: str) -> float:
 
 def test_the_sweep_is_the_plane_the_probe_asks_for() -> None:
     assert {key[0] for key in _records()} == {"fp32", "tf32", "bf16", "fp16"}
-    for dtype in ("fp32", "bf16"):
+    for dtype in ("fp32", "tf32", "bf16", "fp16"):
         shapes = shallow_shapes(dtype)
+        assert len(set(shapes)) == len(shapes)
         assert set(shapes) == {(m, n, k) for dt, m, n, k in _records() if dt == dtype}
         assert all(in_shallow_plane(*s) for s in shapes)
 
 
+def test_each_alignment_class_has_columns_of_its_own() -> None:
+    """tf32 5053 x 390 x 4 (ops-wide132's 0.38 with the first plane): 390 columns of 4 bytes are
+    8-byte aligned; the plane's columns of that class (n of 2 mod 4) put its nearest shape 4 deep,
+    at 402 columns, not 6 deep at 400 (another kernel: split k and a reduction)."""
+    assert aligned16("tf32", 390, 4) == 8 and aligned16("tf32", 402, 4) == 8 and aligned16("tf32", 400, 4) == 16
+    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)  # type: ignore[union-attr]
+    near = cmap.nearest_shallow("tf32", 5053, 390, 4)
+    assert near is not None and (near.n, near.k) == (402, 4)
+    for dtype in ("tf32", "bf16", "fp16"):
+        cols = SHALLOW_COLS_ALIGNED[dtype]
+        classes = {aligned16(dtype, n, 16) for n in cols}
+        assert classes == ({8} if dtype == "tf32" else {4, 8})
+        assert all(any(abs(math.log(n / s)) < 0.05 for n in cols) for s in SHALLOW_SIDES)
+
+
 def test_a_shallow_kernel_by_hand() -> None:
     """bf16 1104 x 1152 x 7 (ops-wide131's 2.07, one kernel in the tile search): its nearest
-    measured shape, of its alignment class (a 7-deep row of bf16 is 14 bytes: 2-byte aligned), is
-    1001 x 1001 x 7, where cuBLAS ran cutlass_75's 128 x 128 kernel (64 blocks, 5.088 us) and then
-    a splitKreduce with k uncut (its reduction epilogue: the entry's "1r"). 9 x 9 = 81 tiles of
-    128 x 128 cover 1104 x 1152; with the 64 there, under one wave of 132 SMs, the time beyond the
-    least any bf16 kernel of the plane took is kept as it was; queued, the fixed cost is a graph
-    node's. The sweep's times hold the write-back of the L2's dirty lines: the op adds none."""
-    first, red = _records()[("bf16", 1001, 1001, 7)]
-    assert first["grid"] == [64, 1, 1] and first["duration_s"] == pytest.approx(5.088e-6, abs=1e-9)
+    measured shape, of its alignment class (a 7-deep row of bf16 is 14 bytes: 2-byte aligned, the
+    class of every 7-deep shape), is 1001 x 1004 x 7, where cuBLAS ran cutlass_75's 128 x 128
+    kernel (64 blocks, 5.12 us) and then a splitKreduce with k uncut (its reduction epilogue: the
+    entry's "1r"). 9 x 9 = 81 tiles of 128 x 128 cover 1104 x 1152; with the 64 there, under one
+    wave of 132 SMs, the time beyond the least any bf16 kernel of the plane took is kept as it was;
+    queued, the fixed cost is a graph node's. The sweep's times hold the write-back of the L2's
+    dirty lines: the op adds none."""
+    first, red = _records()[("bf16", 1001, 1004, 7)]
+    assert first["grid"] == [64, 1, 1] and first["duration_s"] == pytest.approx(5.12e-6, abs=1e-9)
     assert "splitKreduce" in red["name"]
     hw = load_hardware("h100")
     c = card(hw)
     r = analyze("gemm", hw, m=1104, n=1152, k=7, dtype="bf16")
     gemm, reduce = r.expected_kernels
-    assert gemm.grid == 81 and "1001x1001x7" in gemm.reason
-    assert gemm.seconds == pytest.approx(c.graph_floor + _kept(5.088e-6) - _least("bf16"), rel=1e-6)
+    assert gemm.grid == 81 and "1001x1004x7" in gemm.reason
+    assert gemm.seconds == pytest.approx(c.graph_floor + _kept(5.12e-6) - _least("bf16"), rel=1e-6)
     assert "splitKreduce" in reduce.reason
     assert "L2 write-back" not in [t.name for t in r.expected_terms]
     # a card whose map is transferred (the H200's) does not read the plane: its memory is another's
     h200 = analyze("gemm", "h200", m=1104, n=1152, k=7, dtype="bf16")
-    assert "1001x1001x7" not in h200.expected_kernels[0].reason
+    assert "1001x1004x7" not in h200.expected_kernels[0].reason
     assert "L2 write-back" in [t.name for t in h200.expected_terms]
 
 
