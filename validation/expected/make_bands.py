@@ -27,11 +27,11 @@ OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
 FRESH_HOLDOUTS = (
-    "h100/ops-wide132.json",
-    "h100/ops-wide133.json",
-    "h100/ops-wide134.json",
-    "h100/ops-wide135.json",
-    "h100/ops-flat-rand1.json",
+    "h100/ops-wide136.json",
+    "h100/ops-wide137.json",
+    "h100/ops-wide138.json",
+    "h100/ops-wide139.json",
+    "h100/ops-flat-rand3.json",
     "h100/llm-holdout22.json",
 )
 
