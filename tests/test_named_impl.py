@@ -242,6 +242,7 @@ def test_impl_commands() -> None:
         "h100/impl-dev3-phi3",
         "h100/impl-holdout7",
         "h100/impl-holdout8",
+        "h100/impl-dev4-qwen3",
     ],
 )
 def test_committed_named_report_is_what_the_code_computes(set_name: str, verified: VerifiedFor) -> None:
