@@ -550,6 +550,22 @@ def test_dirty_writeback_is_one_l2_of_lines_for_a_large_op() -> None:
     assert wb.seconds == pytest.approx(want, rel=1e-9)
 
 
+def test_dirty_lines_already_written_back_are_not_counted_again() -> None:
+    """A kernel whose measured time holds the flush's write-back (a shallow-plane GEMM) evicted
+    that many dirty lines: the op's other kernels evict at most the rest of the L2."""
+    from roofcalc.expected import _dirty_writeback
+    from roofcalc.expected.card import card
+    from roofcalc.expected.records import Kernel
+
+    hw = load_hardware("h100")
+    c = card(hw)
+    k = Kernel(name="s", model="stream", help="", dtype="bf16", dram_bytes=80e6)
+    full = _dirty_writeback(hw, c, [k], 2)
+    assert full == pytest.approx(c.writeback * c.l2_total / c.dram_bw, rel=1e-12)
+    assert _dirty_writeback(hw, c, [k], 2, evicted=c.l2_total / 4) == pytest.approx(0.75 * full, rel=1e-12)
+    assert _dirty_writeback(hw, c, [k], 2, evicted=2 * c.l2_total) == 0.0
+
+
 def test_graph_nodes_are_never_shorter_than_a_small_pytorch_kernel() -> None:
     r = roofcalc.analyze(
         "decode", "h200", model="llama-3.1-8b", batch=1, context=1024, engine="eager", cuda_graphs=True

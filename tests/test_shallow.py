@@ -166,3 +166,47 @@ def test_flat_rand2_against_its_measurements() -> None:
     assert sum(0.8 <= x <= 1.25 for x in ratios) >= 71
     assert sum(not 0.5 <= x <= 2 for x in ratios) <= 1
     assert 0.9 <= statistics.median(ratios) <= 1.1
+
+
+def test_the_epilogue_is_read_off_the_plane_only() -> None:
+    """The small-side map's entries carry "1r" too (fp32 32 x 2 x 32: cuBLAS's SIMT kernel, then a
+    splitKreduce over one slice), but its tile figures were fitted beside such epilogues: the
+    model keeps one kernel there."""
+    cmap = load_hardware("h100").expected.gemm_choice_map
+    assert cmap is not None
+    (entry,) = [e for e in cmap.entries if e.startswith("fp32 32x2x32 ")]
+    assert parse_entry(entry).reduced
+    names = [k.name for k in analyze("gemm", "h100", m=32, n=2, k=32, dtype="fp32").expected_kernels]
+    assert names == ["gemm"]
+
+
+def test_a_map_of_plane_entries_only_answers_inside_the_plane() -> None:
+    """A calibration whose map holds only a plane entry (no small-side products: its small side is
+    0) does not answer for products with a side of 64 or less, nor one-row products."""
+    from roofcalc.hardware import Hardware
+
+    hw = load_hardware("h100")
+    assert hw.expected.gemm_choice_map is not None
+    only = hw.expected.gemm_choice_map.model_copy(update={"value": "bf16 1000x1000x8 nvjet 112x128 1 3.94\n"})
+    bare: Hardware = hw.model_copy(update={"expected": hw.expected.model_copy(update={"gemm_choice_map": only})})
+    assert "1000x1000x8" in analyze("gemm", bare, m=1504, n=1504, k=8, dtype="bf16").expected_kernels[0].reason
+    for m in (1, 2, 8, 64):
+        r = analyze("gemm", bare, m=m, n=1504, k=8, dtype="bf16")
+        assert "1000x1000x8" not in r.expected_kernels[0].reason, m
+
+
+def test_a_sweep_record_with_a_malformed_last_kernel_keeps_the_map() -> None:
+    """One record whose last kernel is not a profiler record loses its reduction only."""
+    from roofcalc.expected.choice import reduce_kernel
+    from roofcalc.probe.report import choice_figures
+
+    good = {"dtype": "fp32", "m": 160, "n": 100, "k": 4, "kernels": list(_records()[("fp32", 160, 100, 4)])}
+    bad = dict(good, m=200, kernels=[good["kernels"][0], "junk"])
+    assert reduce_kernel(bad["kernels"]) is None
+    notes: list[str] = []
+    figs = choice_figures({"torch": {"gemm_choices": [good, bad]}}, 132, notes)
+    assert not notes
+    assert figs["gemm_choice_map"]["value"].splitlines() == [
+        "fp32 160x100x4 simt 64x128 1r 3.23",
+        "fp32 200x100x4 simt 64x128 1 3.23",
+    ]

@@ -134,12 +134,13 @@ def _traffic(kernels: list[Kernel], dtype_bytes: float) -> float:
     return total
 
 
-def _dirty_writeback(hw: Hardware, c: Card, kernels: list[Kernel], dtype_bytes: float) -> float:
+def _dirty_writeback(hw: Hardware, c: Card, kernels: list[Kernel], dtype_bytes: float, evicted: float = 0.0) -> float:
     """After a flush that writes, each line the op brings into the L2 first evicts a dirty one:
-    up to an L2's worth of write-back traffic on the DRAM bus beside the op's own."""
+    up to an L2's worth of write-back traffic on the DRAM bus beside the op's own (less the
+    ``evicted`` bytes of dirty lines already written back)."""
     if not c.writeback or not c.l2_total:
         return 0.0
-    return c.writeback * min(_traffic(kernels, dtype_bytes), c.l2_total) / c.dram_bw
+    return c.writeback * min(_traffic(kernels, dtype_bytes), max(0.0, c.l2_total - evicted)) / c.dram_bw
 
 
 def compose(
@@ -183,9 +184,11 @@ def compose(
         label = e.name if e.count == 1 else f"{e.name} (x{e.count:,})"
         terms.append(Term(name=label, seconds=e.seconds * e.count, reason=e.reason))
     if launch == "event":
-        # the kernels whose measured times hold a flush's write-back already add none
+        # the kernels whose measured times hold a flush's write-back already add none, and the
+        # dirty lines they evicted are no longer there for the others
+        held = [k for k, es in per_kernel if all(e.dirty_held for e in es)]
         flushed = [k for k, es in per_kernel if not all(e.dirty_held for e in es)]
-        total = _event_total(hw, c, flushed, dtype_bytes, ests, body, terms)
+        total = _event_total(hw, c, flushed, dtype_bytes, ests, body, terms, _traffic(held, dtype_bytes))
     elif launch == "stream":
         floor = n * c.stream_floor
         terms.append(Term(name="launch floor", seconds=floor, reason=f"{n} kernel(s) at {c.stream_floor * 1e6:.1f} us"))
@@ -236,9 +239,11 @@ def _event_total(
     ests: list[KernelEstimate],
     body: float,
     terms: list[Term],
+    evicted: float = 0.0,
 ) -> float:
     """One op timed by CUDA events after the benchmark's L2 flush: its time, its launch floor
-    and the flush's write-back appended to ``terms``."""
+    and the flush's write-back appended to ``terms`` (the flush's dirty lines less ``evicted``
+    bytes of them, which kernels whose measured times hold their write-back evicted)."""
     n = sum(e.count for e in ests)
     # the first kernel pays the event floor; the benchmark's L2 flush keeps the GPU busy
     # while the host issues the op, so the op's other kernels are queued before the GPU
@@ -251,14 +256,14 @@ def _event_total(
             end += c.graph_floor + e.seconds if first else e.launched_s
             first = False
     floor = end - body
-    wb = _dirty_writeback(hw, c, kernels, dtype_bytes)
+    wb = _dirty_writeback(hw, c, kernels, dtype_bytes, evicted)
     if wb:
         terms.append(
             Term(
                 name="L2 write-back",
                 seconds=wb,
                 reason="the L2 flush before the op (a write, as benchmarks flush) left its lines dirty: "
-                f"the op's first {min(_traffic(kernels, dtype_bytes), c.l2_total) / 1e6:,.1f} MB evict them "
+                f"the op's first {min(_traffic(kernels, dtype_bytes), max(0.0, c.l2_total - evicted)) / 1e6:,.1f} MB evict them "
                 f"(each costs {c.writeback:.2f} of a line read, measured)",
             )
         )
