@@ -32,6 +32,10 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide138.json",
     "h100/ops-wide139.json",
     "h100/ops-flat-rand3.json",
+    "h100/ops-wide140.json",
+    "h100/ops-wide141.json",
+    "h100/ops-wide142.json",
+    "h100/ops-wide143.json",
     "h100/llm-holdout22.json",
 )
 
