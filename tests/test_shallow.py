@@ -71,7 +71,8 @@ def test_each_alignment_class_has_columns_of_its_own() -> None:
     8-byte aligned; the plane's columns of that class (n of 2 mod 4) put its nearest shape 4 deep,
     at 402 columns, not 6 deep at 400 (another kernel: split k and a reduction)."""
     assert aligned16("tf32", 390, 4) == 8 and aligned16("tf32", 402, 4) == 8 and aligned16("tf32", 400, 4) == 16
-    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)  # type: ignore[union-attr]
+    cmap = card(load_hardware("h100")).choice_map  # parsed once a process
+    assert cmap is not None
     near = cmap.nearest_shallow("tf32", 5053, 390, 4)
     assert near is not None and (near.n, near.k) == (402, 4)
     for dtype in ("tf32", "bf16", "fp16"):
@@ -140,7 +141,8 @@ def test_a_reduction_epilogue_is_kept_in_an_entry() -> None:
 
 
 def test_the_plane_speaks_only_inside_its_domain() -> None:
-    cmap = ChoiceMap.from_entries(load_hardware("h100").expected.gemm_choice_map.entries)  # type: ignore[union-attr]
+    cmap = card(load_hardware("h100")).choice_map  # parsed once a process
+    assert cmap is not None
     assert cmap.nearest_shallow("bf16", 1104, 1152, 7) is not None
     assert cmap.nearest_shallow("bf16", 1104, 1152, 33) is None  # deeper than the plane
     assert cmap.nearest_shallow("bf16", 64, 1152, 7) is None  # the small-side map's

@@ -343,7 +343,10 @@ def check_block(text: str) -> str:
     """A map's block of entries, one a line, as it is kept: each entry stripped, blank lines gone,
     a newline after each. ValueError naming the first malformed entry, or for none or too many."""
     if not (text.endswith("\n") and text in _CHECKED):
-        if not (text.endswith("\n") and "\n\n" not in text and _BLOCK.fullmatch(text)):
+        canonical = text.endswith("\n") and "\n\n" not in text
+        if canonical and text.count("\n") > MAX_ENTRIES:  # refused before a pass over them all
+            raise ValueError(f"{text.count(chr(10)):,} entries; at least 1 and at most {MAX_ENTRIES:,}")
+        if not (canonical and _BLOCK.fullmatch(text)):
             entries = [t.strip() for t in text.splitlines() if t.strip()]
             if len(entries) > MAX_ENTRIES:
                 raise ValueError(f"{len(entries):,} entries; at most {MAX_ENTRIES:,}")
