@@ -720,16 +720,7 @@ def shallow_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     depth in 1-512 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16 and fp16:
     where the stores of the output, not the k-loop, take most of a kernel's time (the stores of
     a pre-Hopper kernel's waves, roofcalc/expected/gemm.py). Seed 1 a hold-out (HOLDOUT.md)."""
-    import random
-
-    rng = random.Random(seed)
-    size = _log_sizes(rng)
-
-    def draw() -> tuple[int, int, int, str]:
-        m, nn, k = size(512, 16384), size(512, 16384), size(1, 512)
-        return m, nn, k, rng.choice(("fp32", "tf32", "bf16", "fp16"))
-
-    return _distinct_gemms(n, draw)
+    return _large_output_cases(seed, n, 512, 512)
 
 
 def flat_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
@@ -737,13 +728,18 @@ def flat_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     in 1-32 (half of each from 16 up a multiple of 8), any of fp32, tf32, bf16 and fp16: the choice
     map's shallow plane (roofcalc/expected/choice.py shallow_shapes). Seeds 1 and 3 hold-outs, seed
     2 development data (HOLDOUT.md)."""
+    return _large_output_cases(seed, n, 65, 32)
+
+
+def _large_output_cases(seed: int, n: int, side_lo: int, k_hi: int) -> list[dict[str, Any]]:
+    """n GEMMs of both sides log-uniform in side_lo-16384 and a depth in 1-k_hi, any dtype."""
     import random
 
     rng = random.Random(seed)
     size = _log_sizes(rng)
 
     def draw() -> tuple[int, int, int, str]:
-        m, nn, k = size(65, 16384), size(65, 16384), size(1, 32)
+        m, nn, k = size(side_lo, 16384), size(side_lo, 16384), size(1, k_hi)
         return m, nn, k, rng.choice(("fp32", "tf32", "bf16", "fp16"))
 
     return _distinct_gemms(n, draw)
