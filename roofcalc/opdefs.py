@@ -127,7 +127,7 @@ KERNEL_AMOUNTS = (
     "prior_bytes",
     "flops",
 )
-KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal")
+KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal", "c_read")
 
 
 class KernelDef(_Strict):
@@ -191,6 +191,8 @@ class KernelDef(_Strict):
     kv_seq: str | int = 0
     head_dim: str | int = 0
     causal: str | int = 0
+    # a GEMM that also reads its output C (beta != 0), a formula
+    c_read: str | int = 0
     ranks: str | int = 1
 
     @model_validator(mode="after")

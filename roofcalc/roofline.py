@@ -606,6 +606,7 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
         if vals[key] < 0:
             raise DomainError(f"{opdef.source}: kernels.{i}.{key} came out negative for these parameters")
     vals["causal"] = bool(_ev(opdef, f"kernels.{i}.causal", env))
+    vals["c_read"] = bool(_ev(opdef, f"kernels.{i}.c_read", env))
     if vals["threads"] < 1:
         raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
     if kd.model == "gemm" and vals["repeat"] and min(vals["m"], vals["n"], vals["k"], vals["batch"]) < 1:

@@ -268,17 +268,18 @@ def parse_entry(text: str) -> Choice:
         tile = (int(t[0]), int(t[1]))
     elif tile_text != "-":
         raise ValueError(f"{text!r}: a {family} entry has no tile: write '-'")
-    reduced = splits == "1r" and family != "vec"
+    if splits == "1r" and family == "vec":
+        raise ValueError(f"{text!r}: a vec entry's partial sums are a whole number (1r is a GEMM kernel's one slice)")
+    reduced = splits == "1r"
     if reduced:
         splits = "1"
     if not (splits.isascii() and splits.isdigit()) or not 1 <= int(splits) < 10**5:
         raise ValueError(f"{text!r}: splits must be a whole number, 1-99999 (or 1r: one slice and a reduction)")
-    try:
-        us = float(us_text)
-    except ValueError:
-        raise ValueError(f"{text!r}: kernel_us must be a number") from None
-    if not math.isfinite(us) or us <= 0 or us >= 1e7:
-        raise ValueError(f"{text!r}: kernel_us must be positive and under 10^7")
+    if not re.fullmatch(r"[0-9]{1,9}(?:\.[0-9]{1,9})?", us_text):
+        raise ValueError(f"{text!r}: kernel_us must be a decimal number of plain digits, e.g. 3.25")
+    us = float(us_text)
+    if not 1e-6 <= us < 1e7:
+        raise ValueError(f"{text!r}: kernel_us must be at least 0.000001 and under 10^7")
     m, n, k = (int(d) for d in dims)
     return Choice(dtype, m, n, k, family, tile, int(splits), us * 1e-6, reduced)
 

@@ -128,7 +128,7 @@ def _traffic(kernels: list[Kernel], dtype_bytes: float) -> float:
     total = 0.0
     for k in kernels:
         if k.model == "gemm":
-            total += (k.m * k.k + k.k * k.n + k.m * k.n) * dtype_bytes * k.batch * k.repeat
+            total += (k.m * k.k + k.k * k.n + k.m * k.n * (2 if k.c_read else 1)) * dtype_bytes * k.batch * k.repeat
         elif k.model in ("stream", "flash", "reduce"):
             total += k.dram_bytes * k.repeat
     return total
@@ -268,7 +268,6 @@ def _event_total(
             )
         )
         end += wb
-        floor = end - body - wb
     terms.append(
         Term(
             name="launch floor",

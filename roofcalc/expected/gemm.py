@@ -182,6 +182,12 @@ SN_BLOCK_COLS = 64
 SN_BLOCK_ROWS = ((5, 1), (14, 2), (16, 4))
 
 
+def c_bytes(k: Kernel, size: float) -> float:
+    """The bytes of C a GEMM reads where it accumulates into it (beta != 0: C = alpha A B + beta C),
+    ``size`` bytes an element (its output's: 4 for fp32 and tf32); none otherwise."""
+    return k.m * k.n * k.batch * size if k.c_read else 0.0
+
+
 def cublas_runs_gemm_sn(m: int, n: int, k: int) -> bool:
     """Whether cuBLAS runs gemmSN for an FP32 product of m rows, n columns and depth k (the
     measured map GEMM_SN_K_LIMIT; outside it, no)."""
@@ -214,7 +220,7 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     longer (not within the map on an H100 or H200: that needs widths past 13,000)."""
     floor, extra = _kernel_floor(c, "simt")
     walk = k.k * c.sn_k_step
-    io = (k.m * k.k + k.k * k.n + k.m * k.n) * 4
+    io = (k.m * k.k + k.k * k.n + k.m * k.n) * 4 + c_bytes(k, 4)
     stream = io / c.skinny_bw
     block_rows = next(r for most, r in SN_BLOCK_ROWS if k.m <= most)
     blocks = math.ceil(k.n / SN_BLOCK_COLS) * block_rows
@@ -341,7 +347,7 @@ def _gemm_measured_choice(
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
     out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials
-    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits
+    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits + c_bytes(k, dtype_bytes)
     t_mem = io / c.dram_bw
     tm, tn = near.tile
     blocks = tiles * splits
@@ -425,7 +431,7 @@ def _gemm_vec(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
     near_walk = math.ceil(near_blocks / c.sms) * near.k
     t_walk = max(0.0, near.kernel_s - least) * walk / near_walk
     partials = min(near.splits, k.k)
-    io = (k.k * side + k.k) * 4 + side * 4 * partials
+    io = (k.k * side + k.k) * 4 + side * 4 * partials + c_bytes(k, 4)
     t_mem = io / c.dram_bw
     what = "one-column" if column else "one-row"
     runs = "rows" if column else "columns"
@@ -457,7 +463,7 @@ def _gemm_shallow(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[
     near_blocks = tile_count(near.m, near.n, tile) * near.splits
     t_work = max(0.0, near.kernel_s - least) * max(blocks, c.sms) / max(near_blocks, c.sms)
     out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials
-    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits
+    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits + c_bytes(k, dtype_bytes)
     t_mem = io / c.dram_bw
     kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}.get(near.family, near.family)
     on = f" on {tile[0]}x{tile[1]} tiles" if near.tile is not None else ""
@@ -778,7 +784,7 @@ def _gemm_tiling(c: Card, k: Kernel, p: _GemmPlan, tm: int, tn: int) -> _Tiling:
         t_tile = 2 * tm * tn * k_split / p.per_sm
     t_comp = waves * t_tile
     active = min(c.sms, units)
-    io = (k.m * k.k + k.k * k.n) * p.dtype_bytes * k.batch + k.m * k.n * p.out_bytes * k.batch
+    io = (k.m * k.k + k.k * k.n) * p.dtype_bytes * k.batch + k.m * k.n * p.out_bytes * k.batch + c_bytes(k, p.out_bytes)
     # few rows (or columns): the kernel streams the other operand, as decode's projections
     # do; so does any GEMM whose operands take longer to stream than its MMAs take
     # (decode at batch 128: its projections streamed their weights at 2.4-2.7 TB/s on an

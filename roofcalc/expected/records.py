@@ -91,6 +91,7 @@ class Kernel:
     n: int = 0
     k: int = 0
     batch: int = 1
+    c_read: bool = False  # a GEMM that reads C too (beta != 0: C = alpha A B + beta C)
     # flash attention
     heads: int = 0
     kv_heads: int = 0
