@@ -206,3 +206,8 @@ def without_column_plane(name: str = "h100") -> Any:
     kept = "".join(e + "\n" for e in fig.entries if not re.match(r"\S+ [0-9]+x1x", e))
     fig = fig.model_copy(update={"value": kept})
     return hw.model_copy(update={"expected": hw.expected.model_copy(update={"gemm_choice_map": fig})})
+
+
+def kept(seconds: float) -> float:
+    """A kernel time as a choice-map entry keeps it: to 0.01 us."""
+    return round(seconds * 1e6, 2) * 1e-6

@@ -21,7 +21,7 @@ from roofcalc.expected.card import card
 from roofcalc.expected.choice import ChoiceMap, classify, parse_entry
 from roofcalc.hardware import load_hardware
 
-from .conftest import without_column_plane
+from .conftest import kept, without_column_plane
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "validation" / "expected" / "h100"
@@ -52,12 +52,7 @@ def _least() -> float:
         for key, v in _records().items()
         if key[0] == "fp32" and classify(v, key[1], key[2])[0] == "vec"
     )
-    return _kept(least)
-
-
-def _kept(seconds: float) -> float:
-    """A time as the map keeps it: to 0.01 us."""
-    return round(seconds * 1e6, 2) * 1e-6
+    return kept(least)
 
 
 def test_classify_reads_a_row_kernels_launch_and_partial_sums() -> None:
@@ -150,7 +145,7 @@ def test_the_row_kernel_by_hand() -> None:
     least = _least()
     hw = load_hardware("h100")
     c = card(hw)
-    walk = (_kept(7.361e-6) - least) * (1 * 70) / (1 * 72)
+    walk = (kept(7.361e-6) - least) * (1 * 70) / (1 * 72)
     stream = ((70 * 2830 + 70) * 4 + 2830 * 4) / c.dram_bw
     assert walk > stream
     r = analyze("gemm", hw, m=1, n=2830, k=70, dtype="fp32")
@@ -174,7 +169,7 @@ def test_a_dot_product_by_hand() -> None:
     r = analyze("gemm", hw, m=1, n=1, k=778, dtype="tf32")
     first, reduce = r.expected_kernels
     assert first.grid == 202 and "1x1x808" in first.reason
-    assert first.seconds == pytest.approx(c.graph_floor + (_kept(2.176e-6) - _least()) * 778 / 808, rel=1e-6)
+    assert first.seconds == pytest.approx(c.graph_floor + (kept(2.176e-6) - _least()) * 778 / 808, rel=1e-6)
     assert "splitKreduce" in reduce.reason and "202" in reduce.reason
     # the gemv op's dot product, torch.mv of one row, is the same product
     g = analyze("gemv", hw, m=1, n=778, dtype="tf32")

@@ -28,6 +28,8 @@ from roofcalc.expected.choice import (
 )
 from roofcalc.hardware import load_hardware
 
+from .conftest import kept
+
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "validation" / "expected" / "h100"
 SWEEPS = (
@@ -47,14 +49,9 @@ def _records() -> dict[tuple[str, int, int, int], list[dict]]:
     }
 
 
-def _kept(seconds: float) -> float:
-    """A time as the map keeps it: to 0.01 us."""
-    return round(seconds * 1e6, 2) * 1e-6
-
-
 def _least(dtype: str) -> float:
     """The least time any first kernel of the plane took in this dtype (its fixed part)."""
-    return _kept(min(v[0]["duration_s"] for key, v in _records().items() if key[0] == dtype))
+    return kept(min(v[0]["duration_s"] for key, v in _records().items() if key[0] == dtype))
 
 
 def test_the_sweep_is_the_plane_the_probe_asks_for() -> None:
@@ -99,7 +96,7 @@ def test_a_shallow_kernel_by_hand() -> None:
     r = analyze("gemm", hw, m=1104, n=1152, k=7, dtype="bf16")
     gemm, reduce = r.expected_kernels
     assert gemm.grid == 81 and "1001x1004x7" in gemm.reason
-    assert gemm.seconds == pytest.approx(c.graph_floor + _kept(5.12e-6) - _least("bf16"), rel=1e-6)
+    assert gemm.seconds == pytest.approx(c.graph_floor + kept(5.12e-6) - _least("bf16"), rel=1e-6)
     assert "splitKreduce" in reduce.reason
     assert "L2 write-back" not in [t.name for t in r.expected_terms]
     # a card whose map is transferred (the H200's) does not read the plane: its memory is another's
@@ -118,7 +115,7 @@ def test_blocks_past_a_wave_scale_the_time() -> None:
     c = card(hw)
     (gemm,) = analyze("gemm", hw, m=16181, n=651, k=1, dtype="fp32").expected_kernels
     assert gemm.grid == 3036
-    assert gemm.seconds == pytest.approx(c.graph_floor + (_kept(19.073e-6) - _least("fp32")) * 3036 / 2500, rel=1e-6)
+    assert gemm.seconds == pytest.approx(c.graph_floor + (kept(19.073e-6) - _least("fp32")) * 3036 / 2500, rel=1e-6)
 
 
 def test_a_reduction_epilogue_is_kept_in_an_entry() -> None:

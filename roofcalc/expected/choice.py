@@ -130,11 +130,8 @@ def in_shallow_plane(m: int, n: int, k: int) -> bool:
 # (tf32 5053 x 390 x 4 of ops-wide132, 8-byte aligned, found its nearest shape 6 deep: another
 # kernel, at 0.38). One such column beside each large side, as densely as they are: a side + 2,
 # and in 16 bits a side + 4 (100 is one already). kernels/shallow2 swept 7 of them first.
-SHALLOW_COLS_ALIGNED = {
-    "tf32": tuple(s + 2 for s in SHALLOW_SIDES),
-    "bf16": tuple(sorted({s + 2 for s in SHALLOW_SIDES} | {s + 4 for s in SHALLOW_SIDES if s % 8 == 0})),
-    "fp16": tuple(sorted({s + 2 for s in SHALLOW_SIDES} | {s + 4 for s in SHALLOW_SIDES if s % 8 == 0})),
-}
+_COLS_16 = tuple(sorted({s + 2 for s in SHALLOW_SIDES} | {s + 4 for s in SHALLOW_SIDES if s % 8 == 0}))
+SHALLOW_COLS_ALIGNED = {"tf32": tuple(s + 2 for s in SHALLOW_SIDES), "bf16": _COLS_16, "fp16": _COLS_16}
 # the columns kernels/shallow2 swept (the first of them)
 SHALLOW2_COLS = (102, 1002, 4002, 10002, 1004, 4004, 10004)
 
@@ -346,8 +343,9 @@ def check_block(text: str) -> str:
     a newline after each. ValueError naming the first malformed entry, or for none or too many."""
     if not (text.endswith("\n") and text in _CHECKED):
         canonical = text.endswith("\n") and "\n\n" not in text
-        if canonical and text.count("\n") > MAX_ENTRIES:  # refused before a pass over them all
-            raise ValueError(f"{text.count(chr(10)):,} entries; at least 1 and at most {MAX_ENTRIES:,}")
+        lines = text.count("\n")
+        if canonical and lines > MAX_ENTRIES:  # refused before a pass over them all
+            raise ValueError(f"{lines:,} entries; at least 1 and at most {MAX_ENTRIES:,}")
         if not (canonical and _BLOCK.fullmatch(text)):
             entries = [t.strip() for t in text.splitlines() if t.strip()]
             if len(entries) > MAX_ENTRIES:
@@ -434,6 +432,14 @@ def _vec_launch(kernel: Mapping[str, Any], blocks: int) -> tuple[int, int] | Non
     return (blocks, threads) if blocks < 10**6 and threads <= 1024 else None
 
 
+def _by_class(entries: Iterable[Choice]) -> dict[tuple[str, int], tuple[Choice, ...]]:
+    """Entries by dtype and alignment class (aligned16), in their order."""
+    out: dict[tuple[str, int], list[Choice]] = {}
+    for c in entries:
+        out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
+    return {key: tuple(v) for key, v in out.items()}
+
+
 # a class's entries by m, then n: (log m, [(log n, logs of its depths ascending, each one's index)])
 _Rows = list[tuple[float, list[tuple[float, list[float], list[int]]]]]
 
@@ -517,11 +523,7 @@ class ChoiceMap:
     @cached_property
     def shallow(self) -> dict[tuple[str, int], tuple[Choice, ...]]:
         """The shallow plane's entries (large outputs, k of 1-32) by dtype and alignment class."""
-        out: dict[tuple[str, int], list[Choice]] = {}
-        for c in self.entries:
-            if c.family != "vec" and in_shallow_plane(c.m, c.n, c.k):
-                out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
-        return {key: tuple(v) for key, v in out.items()}
+        return _by_class(c for c in self.entries if c.family != "vec" and in_shallow_plane(c.m, c.n, c.k))
 
     @cached_property
     def _shallow_least(self) -> dict[str, float]:
@@ -580,10 +582,7 @@ class ChoiceMap:
     @cached_property
     def classes(self) -> dict[tuple[str, int], tuple[Choice, ...]]:
         """The entries by dtype and alignment class: a shape is compared only with its own."""
-        out: dict[tuple[str, int], list[Choice]] = {}
-        for c in self.products:
-            out.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k)), []).append(c)
-        return {key: tuple(v) for key, v in out.items()}
+        return _by_class(self.products)
 
     @cached_property
     def pairs(self) -> dict[tuple[str, int], _Rows]:

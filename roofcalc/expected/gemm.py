@@ -346,12 +346,11 @@ def _gemm_measured_choice(
         splits = max(1, min(splits, math.ceil(near_blocks / c.sms) * c.sms // tiles))
     work = tile_work(k.m, k.n, k.k, near.tile, splits, c.sms)
     t_work = work / rate
-    out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials
-    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits + c_bytes(k, dtype_bytes)
+    io = _tiles_io(k, splits, dtype_bytes)
     t_mem = io / c.dram_bw
     tm, tn = near.tile
     blocks = tiles * splits
-    kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}.get(near.family, near.family)
+    kind = FAMILY_WORDS.get(near.family, near.family)
     what = k.dtype.upper()
     why = (
         f"cuBLAS's {what} {kind} kernel on {tm}x{tn} tiles, {_measured_at(near)}: {blocks:,} blocks"
@@ -360,6 +359,17 @@ def _gemm_measured_choice(
         + f"; {floor * 1e6:.2f} us fixed per kernel"
     )
     return _measured_kernels(c, k, near, (floor, t_work, t_mem, io), blocks, "compute", why, splits, dtype_bytes)
+
+
+# how reasons name a tiled kernel family
+FAMILY_WORDS = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}
+
+
+def _tiles_io(k: Kernel, splits: int, dtype_bytes: float) -> float:
+    """The bytes a map-read tiled kernel streams: its operands once, its output (fp32 partials a
+    slice where k is split; fp32 and tf32 write fp32), and C where it reads it."""
+    out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes
+    return (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits + c_bytes(k, dtype_bytes)
 
 
 def _measured_at(near: Choice) -> str:
@@ -462,10 +472,9 @@ def _gemm_shallow(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[
     blocks = tile_count(k.m, k.n, tile) * splits
     near_blocks = tile_count(near.m, near.n, tile) * near.splits
     t_work = max(0.0, near.kernel_s - least) * max(blocks, c.sms) / max(near_blocks, c.sms)
-    out_bytes = 4 if splits > 1 or k.dtype in ("fp32", "tf32") else dtype_bytes  # split: fp32 partials
-    io = (k.m * k.k + k.k * k.n) * dtype_bytes + k.m * k.n * out_bytes * splits + c_bytes(k, dtype_bytes)
+    io = _tiles_io(k, splits, dtype_bytes)
     t_mem = io / c.dram_bw
-    kind = {"simt": "SIMT", "xmma": "xmma", "tensorop": "tensor-op", "nvjet": "nvjet"}.get(near.family, near.family)
+    kind = FAMILY_WORDS.get(near.family, near.family)
     on = f" on {tile[0]}x{tile[1]} tiles" if near.tile is not None else ""
     why = (
         f"cuBLAS's {k.dtype.upper()} {kind} kernel{on}, {_measured_at(near)}: {blocks:,} blocks"
