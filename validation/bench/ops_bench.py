@@ -801,7 +801,8 @@ PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: 
          "small16-rand5": lambda: small_side_random_cases(5, dtypes=("bf16", "fp16")),
          "small-rand4": lambda: small_side_random_cases(4),
          "small16-rand6": lambda: small_side_random_cases(6, dtypes=("bf16", "fp16")),
-         "small-rand5": lambda: small_side_random_cases(5), "tall-rand4": lambda: tall_random_cases(4)}
+         "small-rand5": lambda: small_side_random_cases(5), "tall-rand4": lambda: tall_random_cases(4),
+         "small16-rand7": lambda: small_side_random_cases(7, dtypes=("bf16", "fp16"))}
 
 
 def smoke_cases() -> list[dict[str, Any]]:
