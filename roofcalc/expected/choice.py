@@ -537,6 +537,19 @@ class ChoiceMap:
         of the plane's entries of that dtype took (0 without any)."""
         return self._shallow_least.get(dtype, 0.0)
 
+    @cached_property
+    def _sn_least(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for c in self.products:
+            if c.family == "sn":
+                out[c.dtype] = min(out.get(c.dtype, math.inf), c.kernel_s)
+        return out
+
+    def sn_floor(self, dtype: str) -> float:
+        """The fixed part of a gemmSN kernel of this dtype under the profiler: the least time any of
+        the map's gemmSN entries of that dtype took (0 without any)."""
+        return self._sn_least.get(dtype, 0.0)
+
     def nearest_shallow(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
         """The shallow plane's entry of this dtype and alignment class nearest to m x n x k in the
         logarithms of m, n and k; None outside the plane (in_shallow_plane), with k above the

@@ -244,6 +244,31 @@ def _gemm_sn(c: Card, k: Kernel) -> KernelEstimate:
     )
 
 
+def _gemm_sn_walk(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[KernelEstimate]:
+    """A TF32 or 16-bit product where the choice map's nearest shape ran gemmSN: as the FP32
+    gemmSN (_gemm_sn), its blocks all resident, each walking the whole k, so beyond its fixed cost
+    the kernel takes one walk; here at the pace the nearest shape's walk went (its measured time
+    beyond the least any gemmSN kernel of the dtype took, per step of its k), or the operands' and
+    output's stream if that takes longer. The fixed part queued in a stream is a graph node's
+    (graph_floor_s). Its blocks as FP32's: the layout every one of kernels/choice8's 4,567 gemmSN
+    shapes (every dtype) launched."""
+    assert c.choice_map is not None
+    least = c.choice_map.sn_floor(k.dtype)
+    floor = c.graph_floor
+    t_walk = max(0.0, near.kernel_s - least) * k.k / near.k
+    io = _tiles_io(k, 1, dtype_bytes)
+    t_mem = io / c.dram_bw
+    # the map's nearest shape may have up to MAP_MAX_SMALL rows where it ran gemmSN (16 at most
+    # in the sweeps): a product of more rows is counted on the layout of 16
+    block_rows = next((r for most, r in SN_BLOCK_ROWS if min(k.m, k.n) <= most), SN_BLOCK_ROWS[-1][1])
+    blocks = math.ceil(max(k.m, k.n) / SN_BLOCK_COLS) * block_rows
+    why = (
+        f"cuBLAS's {k.dtype.upper()} gemmSN, {_measured_at(near)}: {blocks:,} blocks, all resident, each "
+        f"walking k = {k.k:,} at the pace the nearest shape's walk went, {floor * 1e6:.2f} us fixed"
+    )
+    return _measured_kernels(c, k, near, (floor, t_walk, t_mem, io), blocks, "latency", why, 1, dtype_bytes)
+
+
 # Which FP32 products (TF32 off) cuBLAS runs with an sm80 xmma FFMA kernel whose split-K is in
 # the kernel and serial: those of 2 to 16 rows, 65-192 columns and a depth from 95 whose work
 # m x n x k is under 2^21, read off 4,095 shapes (every row count 2-16, widths 64-200, depths
@@ -642,6 +667,15 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     measured = _measured_choice(c, k) if mappable else None
     if measured is not None:
         return _gemm_measured_choice(c, k, measured, float(dtype_bytes))
+    if (
+        mappable
+        and k.dtype != "fp32"  # FP32's gemmSN: the rule and step above, read off a denser sweep
+        and c.choice_map is not None
+        and c.timed_planes
+        and (near_sn := c.choice_map.nearest(k.dtype, k.m, k.n, k.k)) is not None
+        and near_sn.family == "sn"
+    ):
+        return _gemm_sn_walk(c, k, near_sn, float(dtype_bytes))
     if (
         mappable
         and c.choice_map is not None

@@ -1,0 +1,114 @@
+"""TF32 and 16-bit products where the choice map's nearest measured shape ran cuBLAS's gemmSN
+(roofcalc/expected/gemm.py _gemm_sn_walk). Expected values come from the committed sweep
+validation/expected/h100/kernels/choice8 (each record's kernel, grid and duration, read in the
+test), hand derivations written here, and committed op measurements."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from roofcalc import analyze
+from roofcalc.expected.card import card
+from roofcalc.expected.choice import ChoiceMap
+from roofcalc.hardware import load_hardware
+
+from .conftest import kept
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = ROOT / "validation" / "expected" / "h100"
+SWEEP = H100 / "kernels" / "choice8" / "choice-sweep.json.gz"
+
+
+@lru_cache(maxsize=1)
+def _records() -> dict[tuple[str, int, int, int], list[dict]]:
+    """(dtype, m, n, k): the kernels the registry map's sweep profiled."""
+    return {
+        (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
+        for c in json.loads(gzip.decompress(SWEEP.read_bytes()))["cases"]
+    }
+
+
+def _sn_least(dtype: str) -> float:
+    """The least time a gemmSN kernel of this dtype took in the sweep (its fixed part there)."""
+    return kept(
+        min(v[0]["duration_s"] for key, v in _records().items() if key[0] == dtype and v and "gemmSN" in v[0]["name"])
+    )
+
+
+def _measured(source: str, label: str) -> float:
+    cases = json.loads((H100 / source).read_text())["cases"]
+    (case,) = [c for c in cases if c["label"] == label]
+    return float(case["median_s"])
+
+
+def test_every_gemmsn_launch_of_the_sweep_has_fp32s_layout() -> None:
+    """The blocks the model counts for a gemmSN (64 columns a block, 1, 2 or 4 rows of blocks for
+    up to 5, 14 or 16 rows) are what every gemmSN of the sweep launched, in every dtype."""
+    seen = set()
+    for (dtype, m, n, _), kernels in _records().items():
+        if kernels and "gemmSN" in kernels[0]["name"]:
+            seen.add(dtype)
+            rows = 1 if m <= 5 else 2 if m <= 14 else 4
+            gx, gy, gz = kernels[0]["grid"]
+            assert gx * gy * gz == math.ceil(n / 64) * rows, (dtype, m, n)
+    assert seen >= {"fp32", "bf16", "fp16"}
+
+
+def test_a_gemmsn_walk_by_hand() -> None:
+    """bf16 5 x 2 x 2680 (ops-wide49 and tall1: 3.73 and 3.78 of the tile search's time): its
+    nearest measured shape, 5 x 2 x 2944 of its alignment class, ran gemmSN on one block for
+    36.544 us. Every block walks the whole k: beyond the least any bf16 gemmSN took, the walk is
+    scaled by 2680 / 2944; queued, the fixed part is a graph node's."""
+    (first,) = _records()[("bf16", 5, 2, 2944)]
+    assert "gemmSN" in first["name"] and first["grid"] == [1, 1, 1]
+    assert first["duration_s"] == pytest.approx(36.544e-6, abs=1e-9)
+    hw = load_hardware("h100")
+    c = card(hw)
+    assert c.choice_map is not None and c.choice_map.sn_floor("bf16") == pytest.approx(_sn_least("bf16"))
+    r = analyze("gemm", hw, m=5, n=2, k=2680, dtype="bf16")
+    (gemm,) = r.expected_kernels
+    assert "gemmSN" in gemm.reason and "5x2x2944" in gemm.reason and gemm.grid == 1
+    walk = (kept(36.544e-6) - _sn_least("bf16")) * 2680 / 2944
+    assert gemm.seconds == pytest.approx(c.graph_floor + walk, rel=1e-6)
+    # the committed measurement: within [0.8, 1.25] of the expected time
+    for source in ("ops-wide49.json", "ops-tall1.json"):
+        label = ("wide-" if "wide" in source else "") + "gemm-bf16-5x2x2680"
+        assert 0.8 <= _measured(source, label) / r.expected_s <= 1.25
+
+
+def test_wide_gemmsn_streams_or_walks() -> None:
+    """bf16 4 x 8819 x 7976 (ops-wide79, 0.50 of the tile search's time): nearest 4 x 10000 x 8193,
+    gemmSN on ceil(10000 / 64) = 157 blocks for 159.076 us; here ceil(8819 / 64) = 138 blocks, the
+    walk scaled by 7976 / 8193 (its stream, 141 MB of B, takes less)."""
+    (first,) = _records()[("bf16", 4, 10000, 8193)]
+    assert first["grid"] == [157, 1, 1] and first["duration_s"] == pytest.approx(159.076e-6, abs=1e-9)
+    hw = load_hardware("h100")
+    c = card(hw)
+    r = analyze("gemm", hw, m=4, n=8819, k=7976, dtype="bf16")
+    (gemm,) = r.expected_kernels
+    assert gemm.grid == 138 and gemm.bound == "latency"
+    walk = (kept(159.076e-6) - _sn_least("bf16")) * 7976 / 8193
+    assert gemm.seconds == pytest.approx(c.graph_floor + walk, rel=1e-6)
+    assert 0.8 <= _measured("ops-wide79.json", "wide-gemm-bf16-4x8819x7976") / r.expected_s <= 1.25
+
+
+def test_fp32_keeps_its_rule_and_other_cards_their_search() -> None:
+    """FP32's gemmSN is the rule read off the denser fp32 sweep (cublas_runs_gemm_sn): 2 x 1110 x
+    840 lies past its depth limit there, so no gemmSN though the map's nearest shape ran one. A
+    card whose map is transferred (the H200's) keeps the tile search; a map with no gemmSN entry
+    has no floor."""
+    cmap = card(load_hardware("h100")).choice_map
+    assert cmap is not None
+    near = cmap.nearest("fp32", 2, 1110, 840)
+    assert near is not None and near.family == "sn"
+    fp32 = analyze("gemm", "h100", m=2, n=1110, k=840, dtype="fp32").expected_kernels[0]
+    assert "gemmSN" not in fp32.reason
+    h200 = analyze("gemm", "h200", m=5, n=2, k=2680, dtype="bf16")
+    assert "gemmSN" not in h200.expected_kernels[0].reason
+    assert ChoiceMap.from_entries(["bf16 5x40x16 tensorop 32x32 1 2.10"]).sn_floor("bf16") == 0.0
