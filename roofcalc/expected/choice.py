@@ -36,8 +36,10 @@ from typing import Any
 # Hopper nvjet_..._AxB kernels (nvjet) carry their tile; gemmSN (sn), the gemv and dot kernels
 # (gemv) and anything else (other) do not. The GEMV kernel of a one-row or one-column product (vec)
 # carries its launch instead: BLOCKSxTHREADS, the blocks of its grid and the threads of each
-# (row_shapes, column_shapes).
-FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other", "vec")
+# (row_shapes, column_shapes). FP32's sgemm_largek kernel (largek), which cuBLAS runs after a
+# scal_kernel has zeroed C and whose k slices add into C as they end (no reduction kernel), names
+# no tile either; its launches have one (gemm.py LARGEK_TILE).
+FAMILIES = ("simt", "xmma", "tensorop", "nvjet", "sn", "gemv", "other", "vec", "largek")
 TILED = ("simt", "xmma", "tensorop", "nvjet")
 _TILE_PATTERNS = (
     ("simt", r"simt_sgemm_(\d+)x(\d+)_"),
@@ -289,7 +291,7 @@ _DTYPE = r"(fp32|tf32|bf16|fp16) "
 _THREADS = r"(?:[1-9][0-9]{0,2}|10[01][0-9]|102[0-4])"  # 1-1024
 _ENTRY = (
     rf"(?:{_DTYPE}({_N})x({_N})x({_N}) "
-    r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other) -)"
+    r"(?:(simt|xmma|tensorop|nvjet) ([1-9][0-9]{0,3})x([1-9][0-9]{0,3})|(sn|gemv|other|largek) -)"
     # the k slices, or one slice and a reduction kernel after it ("1r")
     r" (?:(1r)|([1-9][0-9]{0,4}))"
     # a vec entry: one row or one column, its launch as BLOCKSxTHREADS, its partial sums
@@ -390,6 +392,8 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     tells them apart (kernels/choice3)."""
     if not kernels or not isinstance(kernels[0], Mapping):
         return "other", None, 1
+    if (largek := largek_kernel(kernels)) is not None:
+        return "largek", None, largek[1]
     name = str(kernels[0].get("name") or "")[:MAX_NAME]
     grid = kernels[0].get("grid") or [1, 1, 1]
     ext = [int(g) if isinstance(g, (int, float)) and 0 < g < 2**31 else 1 for g in list(grid)[:3]] + [1, 1, 1]
@@ -420,6 +424,26 @@ def classify(kernels: list[Mapping[str, Any]], m: int, n: int) -> tuple[str, tup
     if "gemv" in name or "dot_kernel" in name:
         return "gemv", None, gz
     return "other", None, gz  # a tiled family whose tile the name does not give counts here too
+
+
+def largek_kernel(kernels: list[Mapping[str, Any]]) -> tuple[float, int] | None:
+    """Where cuBLAS zeroed C with a scal_kernel and then ran its sgemm_largek kernel (k in slices
+    that add into C as they end): the seconds of both together and the slices (the grid's z);
+    else None. (kernels/choice8: 157 FP32 products of 2-16 rows or columns and k from about
+    3,000 ran so, each that pair alone.)"""
+    if len(kernels) != 2 or not all(isinstance(k, Mapping) for k in kernels):
+        return None
+    scal, main = kernels
+    if not str(scal.get("name") or "")[:MAX_NAME].startswith("void scal_kernel<"):
+        return None
+    if "sgemm_largek" not in str(main.get("name") or "")[:MAX_NAME]:
+        return None
+    grid = main.get("grid") or [1, 1, 1]
+    gz = grid[2] if isinstance(grid, list) and len(grid) == 3 and type(grid[2]) is int and grid[2] > 0 else 1
+    times = [k.get("duration_s") for k in kernels]
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 10 for t in times):
+        return None
+    return float(sum(times)), gz  # type: ignore[arg-type]
 
 
 def _vec_launch(kernel: Mapping[str, Any], blocks: int) -> tuple[int, int] | None:
@@ -538,17 +562,16 @@ class ChoiceMap:
         return self._shallow_least.get(dtype, 0.0)
 
     @cached_property
-    def _sn_least(self) -> dict[str, float]:
+    def _products_least(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for c in self.products:
-            if c.family == "sn":
-                out[c.dtype] = min(out.get(c.dtype, math.inf), c.kernel_s)
+            out[c.dtype] = min(out.get(c.dtype, math.inf), c.kernel_s)
         return out
 
-    def sn_floor(self, dtype: str) -> float:
-        """The fixed part of a gemmSN kernel of this dtype under the profiler: the least time any of
-        the map's gemmSN entries of that dtype took (0 without any)."""
-        return self._sn_least.get(dtype, 0.0)
+    def kernel_floor(self, dtype: str) -> float:
+        """The fixed part of a kernel of this dtype under the profiler: the least time any of the
+        map's product entries (the planes apart) of that dtype took (0 without any)."""
+        return self._products_least.get(dtype, 0.0)
 
     def nearest_shallow(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
         """The shallow plane's entry of this dtype and alignment class nearest to m x n x k in the

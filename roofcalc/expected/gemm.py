@@ -248,12 +248,12 @@ def _gemm_sn_walk(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[
     """A TF32 or 16-bit product where the choice map's nearest shape ran gemmSN: as the FP32
     gemmSN (_gemm_sn), its blocks all resident, each walking the whole k, so beyond its fixed cost
     the kernel takes one walk; here at the pace the nearest shape's walk went (its measured time
-    beyond the least any gemmSN kernel of the dtype took, per step of its k), or the operands' and
+    beyond the least any kernel of the dtype took, per step of its k), or the operands' and
     output's stream if that takes longer. The fixed part queued in a stream is a graph node's
     (graph_floor_s). Its blocks as FP32's: the layout every one of kernels/choice8's 4,567 gemmSN
     shapes (every dtype) launched."""
     assert c.choice_map is not None
-    least = c.choice_map.sn_floor(k.dtype)
+    least = c.choice_map.kernel_floor(k.dtype)
     floor = c.graph_floor
     t_walk = max(0.0, near.kernel_s - least) * k.k / near.k
     io = _tiles_io(k, 1, dtype_bytes)
@@ -267,6 +267,37 @@ def _gemm_sn_walk(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[
         f"walking k = {k.k:,} at the pace the nearest shape's walk went, {floor * 1e6:.2f} us fixed"
     )
     return _measured_kernels(c, k, near, (floor, t_walk, t_mem, io), blocks, "latency", why, 1, dtype_bytes)
+
+
+# sgemm_largek's output tiles, rows of m by columns of n: every one of kernels/choice8's 157 largek
+# launches had ceil(m / 8) x ceil(n / 64) blocks in x and y, and its k slices in z
+LARGEK_TILE = (8, 64)
+
+
+def _gemm_largek(c: Card, k: Kernel, near: Choice) -> list[KernelEstimate]:
+    """An FP32 product where the choice map's nearest shape ran cuBLAS's sgemm_largek: a
+    scal_kernel zeroes C, then 8 x 64 tiles of the output, each in as many slices of k as there,
+    add their partial sums into C as they end (no reduction kernel). Its blocks run in waves,
+    each walking its slice: beyond the fixed part, the nearest shape's measured time (both
+    kernels) scaled by k and by the blocks, counted from one wave; or its stream if longer."""
+    # (Tried and not kept: reading it only where the measured shape past the product along its
+    # large side ran largek too. The sweep's tall largek is an island at 10,000 rows, not at 6,400
+    # or 16,000, and the in-sample tall products at 8,323-9,224 rows ran something faster, at 0.25
+    # and 0.33 of this reading; but the wide ones just below 4,000 columns, past which 2,560 ran
+    # another kernel, ran largek. In-sample, 4 fewer within [0.8, 1.25] and 1 fewer outside [0.5, 2].)
+    assert c.choice_map is not None
+    least = c.choice_map.kernel_floor(k.dtype)
+    slices = max(1, min(near.splits, k.k))
+    blocks = tile_count(k.m, k.n, LARGEK_TILE) * slices
+    near_blocks = tile_count(near.m, near.n, LARGEK_TILE) * near.splits
+    t_walk = max(0.0, near.kernel_s - least) * k.k / near.k * max(blocks, c.sms) / max(near_blocks, c.sms)
+    io = _tiles_io(k, slices, 4.0)
+    why = (
+        f"cuBLAS's FP32 sgemm_largek after a scal_kernel zeroes C, {_measured_at(near)}: {blocks:,} blocks "
+        f"of 8x64 tiles, k in {slices} slices added into C; the measured time scaled by k and the blocks "
+        f"(from one wave), {c.graph_floor * 1e6:.2f} us fixed"
+    )
+    return _measured_kernels(c, k, near, (c.graph_floor, t_walk, io / c.dram_bw, io), blocks, "latency", why, 1, 4.0)
 
 
 # Which FP32 products (TF32 off) cuBLAS runs with an sm80 xmma FFMA kernel whose split-K is in
@@ -667,15 +698,12 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     measured = _measured_choice(c, k) if mappable else None
     if measured is not None:
         return _gemm_measured_choice(c, k, measured, float(dtype_bytes))
-    if (
-        mappable
-        and k.dtype != "fp32"  # FP32's gemmSN: the rule and step above, read off a denser sweep
-        and c.choice_map is not None
-        and c.timed_planes
-        and (near_sn := c.choice_map.nearest(k.dtype, k.m, k.n, k.k)) is not None
-        and near_sn.family == "sn"
-    ):
-        return _gemm_sn_walk(c, k, near_sn, float(dtype_bytes))
+    near = c.choice_map.nearest(k.dtype, k.m, k.n, k.k) if mappable and c.choice_map and c.timed_planes else None
+    # FP32's gemmSN: the rule and step above, read off a denser sweep
+    if near is not None and near.family == "sn" and k.dtype != "fp32":
+        return _gemm_sn_walk(c, k, near, float(dtype_bytes))
+    if near is not None and near.family == "largek":
+        return _gemm_largek(c, k, near)
     if (
         mappable
         and c.choice_map is not None
