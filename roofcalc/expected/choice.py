@@ -28,6 +28,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import pairwise
 from operator import itemgetter
 from typing import Any
 
@@ -757,6 +758,81 @@ def reduce_kernel(kernels: list[Mapping[str, Any]]) -> tuple[str, int, float] | 
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 < seconds < 10:
         return None
     return which, grid[0] * grid[1] * grid[2], float(seconds)
+
+
+def record_choice(r: Mapping[str, Any]) -> tuple[Choice, tuple[str, int, float] | None] | None:
+    """A sweep record (dtype, m, n, k and its kernels) as the map's entry, with the reduction
+    kernel after it if any (reduce_kernel); None for a record no entry holds: sizes out of range,
+    one-row or one-column products other than the fp32 GEMV kernels (tf32 runs the same kernels:
+    VEC_DTYPE; their k = 1 GEMMs are left out), times an entry cannot hold. Raises KeyError,
+    TypeError or ValueError for a malformed record."""
+    m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
+    if not 0 < min(m, n, k) <= max(m, n, k) < 10**10:
+        return None
+    dtype = str(r.get("dtype", "fp32"))  # the first sweeps timed fp32 only
+    family, tile, splits = classify(r["kernels"], m, n)
+    if 1 in (m, n) and (family != "vec" or dtype != VEC_DTYPE):
+        return None
+    first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
+    if family == "largek" and (both := largek_kernel(r["kernels"])) is not None:
+        first = both[0]  # the scal_kernel that zeroes C and the kernel after it
+    # what an entry can hold: 0.01 us to under 10 s (two decimals of us), the sizes checked above
+    if dtype not in DTYPES or not 1e-8 <= first < 9.99 or splits >= 10**5:
+        return None
+    # a reduction kernel after one slice of k: cuBLAS's reduction epilogue
+    tail = reduce_kernel(r["kernels"]) if family != "vec" else None
+    return Choice(dtype, m, n, k, family, tile, splits, first, splits == 1 and tail is not None), tail
+
+
+# Where cuBLAS's choice changes between two measured large sides of a line (one dtype, alignment
+# class, orientation, small side and depth), the nearest-shape read puts the change half way (in
+# the logarithm); a product between them may run either kernel (fp32 12,848-15,104 x 3 x 2-21
+# ran a kernel like 10,000 x 3's, at 0.47-0.50 of 16,000 x 3's). The probe measures the middle of
+# each such pair whose two kernels' times differ by more than REFINE_JUMP beyond the ratio of the
+# sides (reading the other one's would miss [0.8, 1.25]), then the middles of the new pairs that
+# still differ so, REFINE_PASSES times in all.
+REFINE_JUMP = 1.25
+REFINE_PASSES = 2
+
+
+def _same_kernel(a: Choice, b: Choice) -> bool:
+    return (a.family, a.tile, a.splits > 1 or a.reduced) == (b.family, b.tile, b.splits > 1 or b.reduced)
+
+
+def _middle(dtype: str, cls: int, wide: bool, k: int, lo: int, hi: int) -> int | None:
+    """A large side strictly between lo and hi, nearest their geometric middle, that keeps the
+    line's alignment class (a wide product's large side is n, whose rows' alignment counts); None
+    if there is none within 8 of it."""
+    mid = round(math.sqrt(lo * hi))
+    for step in range(9):
+        for side in (mid - step, mid + step):
+            if lo < side < hi and (not wide or aligned16(dtype, side, k) == cls):
+                return side
+    return None
+
+
+def refine_shapes(choices: Iterable[Choice]) -> dict[str, list[tuple[int, int, int]]]:
+    """The shapes to measure next, per dtype (REFINE_JUMP): the middles of adjacent measured large
+    sides of the small-side map's lines whose kernels differ (family, tile, or k split or not)
+    and whose times differ by more than REFINE_JUMP beyond the ratio of the sides. Only products
+    with one side of 2-MAP_MAX_SMALL and the other above it are refined."""
+    lines: dict[tuple[str, int, bool, int, int], list[Choice]] = {}
+    for c in choices:
+        small, large = min(c.m, c.n), max(c.m, c.n)
+        if c.family == "vec" or not 2 <= small <= MAP_MAX_SMALL < large or in_shallow_plane(c.m, c.n, c.k):
+            continue
+        lines.setdefault((c.dtype, aligned16(c.dtype, c.n, c.k), c.n > c.m, small, c.k), []).append(c)
+    out: dict[str, set[tuple[int, int, int]]] = {}
+    for (dtype, cls, wide, small, k), line in lines.items():
+        line.sort(key=lambda c: max(c.m, c.n))
+        for a, b in pairwise(line):
+            lo, hi = max(a.m, a.n), max(b.m, b.n)
+            if _same_kernel(a, b) or abs(math.log(b.kernel_s / a.kernel_s) - math.log(hi / lo)) < math.log(REFINE_JUMP):
+                continue
+            side = _middle(dtype, cls, wide, k, lo, hi)
+            if side is not None:
+                out.setdefault(dtype, set()).add((small, side, k) if wide else (side, small, k))
+    return {dt: sorted(v) for dt, v in out.items()}
 
 
 def fit_reduce(

@@ -992,18 +992,7 @@ def expected_figures(hw: Hardware, raw: dict[str, Any], doc: dict[str, Any], not
 def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str, Any]:
     """The choice map of the probe's FP32 sweep (torch_ops.gemm_choices) and, per kernel family and
     tile, the fixed cost and rate fitted to the shapes that ran it (roofcalc/expected/choice.py)."""
-    from ..expected.choice import (
-        DTYPES,
-        MAX_ENTRIES,
-        VEC_DTYPE,
-        Choice,
-        classify,
-        fit_reduce,
-        fit_tiles,
-        in_shallow_plane,
-        largek_kernel,
-        reduce_kernel,
-    )
+    from ..expected.choice import MAX_ENTRIES, Choice, fit_reduce, fit_tiles, in_shallow_plane, record_choice
 
     torch_raw: dict[str, Any] = raw["torch"] if isinstance(raw.get("torch"), dict) else {}
     records = torch_raw.get("gemm_choices")
@@ -1013,30 +1002,17 @@ def choice_figures(raw: dict[str, Any], sms: int, notes: list[str]) -> dict[str,
         choices: list[Choice] = []
         reductions: list[tuple[str, int, int, float]] = []
         for r in records:
-            m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
-            if not 0 < min(m, n, k) <= max(m, n, k) < 10**10:
+            got = record_choice(r)
+            if got is None:
                 continue
-            dtype = str(r.get("dtype", "fp32"))  # the first sweeps timed fp32 only
-            family, tile, splits = classify(r["kernels"], m, n)
-            if 1 in (m, n) and (family != "vec" or dtype != VEC_DTYPE):
-                # of the vector planes, the fp32 GEMV kernels only (their k = 1 GEMMs are left out;
-                # tf32 runs the same kernels: choice.VEC_DTYPE)
-                continue
-            first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
-            if family == "largek" and (both := largek_kernel(r["kernels"])) is not None:
-                first = both[0]  # the scal_kernel that zeroes C and the kernel after it
-            # as a map file allows
-            # what an entry can hold: 0.01 us to under 10 s (two decimals of us), the sizes checked above
-            if dtype in DTYPES and 1e-8 <= first < 9.99 and splits < 10**5:
-                # a reduction kernel after one slice of k: cuBLAS's reduction epilogue
-                tail = reduce_kernel(r["kernels"]) if family != "vec" else None
-                choices.append(Choice(dtype, m, n, k, family, tile, splits, first, splits == 1 and tail is not None))
-                # a vec entry's reductions are not fitted with the tiled kernels' (their slices are
-                # partial sums of another kernel family's launch), nor the shallow plane's (read by
-                # their measured times, as its kernels are: the tile figures are the small-side map's)
-                red = tail if splits > 1 and not in_shallow_plane(m, n, k) else None
-                if red is not None and 1e-8 <= red[2] < 9.99 and red[1] < 10**9:
-                    reductions.append((red[0], splits, red[1], red[2]))
+            choice, tail = got
+            choices.append(choice)
+            # a vec entry's reductions are not fitted with the tiled kernels' (their slices are
+            # partial sums of another kernel family's launch), nor the shallow plane's (read by
+            # their measured times, as its kernels are: the tile figures are the small-side map's)
+            red = tail if choice.splits > 1 and not in_shallow_plane(choice.m, choice.n, choice.k) else None
+            if red is not None and 1e-8 <= red[2] < 9.99 and red[1] < 10**9:
+                reductions.append((red[0], choice.splits, red[1], red[2]))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
         notes.append(f"calibration: the GEMM choice sweep is malformed ({type(e).__name__}: {e}); no choice map")
         return {}

@@ -425,7 +425,9 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
         skipped.append(f"L2 dirty write-back: {_one_line(e)}")
     progress.phase("PyTorch: cuBLAS's kernel choices for FP32 and TF32 products with a small side")
     try:
-        out["gemm_choices"] = torch_ops.gemm_choices(torch)
+        from ..expected import choice
+
+        out["gemm_choices"] = torch_ops.refined_choices(torch, torch_ops.gemm_choices(torch), choice)
     except Exception as e:
         skipped.append(f"GEMM choice sweep: {_one_line(e)}")
     for label, fn in (

@@ -858,6 +858,20 @@ def profiled_kernels(torch: Any, calls: list[Any], block: bool = False) -> list[
     return groups[:-1]
 
 
+def refined_choices(torch: Any, records: list[dict[str, Any]], choice: Any) -> list[dict[str, Any]]:
+    """The records of a choice sweep and, after them, those of its refinement: choice.REFINE_PASSES
+    passes, each sweeping the middles of the large sides between which cuBLAS's kernel changed
+    (choice.refine_shapes, over every record so far). ``choice`` is roofcalc/expected/choice.py
+    (passed in: a bench script loads it by its path, without the package's pydantic)."""
+    out = list(records)
+    for _ in range(choice.REFINE_PASSES):
+        shapes = choice.refine_shapes(got[0] for r in out if (got := choice.record_choice(r)) is not None)
+        if not shapes:
+            break
+        out += gemm_choices(torch, shapes)
+    return out
+
+
 def gemm_choices(
     torch: Any, shapes: dict[str, list[tuple[int, int, int]]] | None = None, block: bool = False
 ) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ the probe measures them (roofcalc/probe/torch_ops.py gemm_choices), with the dev
     python3 validation/bench/choice_sweep.py --shallow --out shallow-sweep.json   # large outputs, k 1-32
     python3 validation/bench/choice_sweep.py --shallow-aligned --out shallow-aligned.json   # its first aligned columns
     python3 validation/bench/choice_sweep.py --shallow-aligned-rest --out shallow-aligned-rest.json   # the others
+    python3 validation/bench/choice_sweep.py --refine BASE.json.gz --out refine.json   # BASE's refinement only
 
 Needs torch with CUDA; roofcalc importable (the repository root on PYTHONPATH), not pydantic.
 """
@@ -24,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 import benchlib  # noqa: E402
 
-from roofcalc.probe.torch_ops import gemm_choices  # noqa: E402
+from roofcalc.probe.torch_ops import gemm_choices, refined_choices  # noqa: E402
 
 
 def _choice_module():
@@ -60,6 +61,12 @@ def main() -> int:
         action="store_true",
         help="the shallow plane's other columns of 4- and 8-byte alignment (choice.shallow_aligned_shapes)",
     )
+    ap.add_argument(
+        "--refine",
+        metavar="BASE",
+        help="a committed choice sweep (.json.gz): sweep its refinement (choice.refine_shapes, "
+        "choice.REFINE_PASSES passes, as the probe does after its grid) and write those records only",
+    )
     args = ap.parse_args()
     dev = torch.device("cuda")
     t0 = time.time()
@@ -81,7 +88,14 @@ def main() -> int:
         if args.shallow_aligned_rest
         else choice.grid_shapes
     )
-    records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)
+    if args.refine:
+        import gzip
+        import json
+
+        base = json.loads(gzip.decompress(open(args.refine, "rb").read()))["cases"]
+        records = refined_choices(torch, base, choice)[len(base) :]
+    else:
+        records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)
     counts: dict[str, int] = {}
     for r in records:
         fam, _, _ = choice.classify(r["kernels"], r["m"], r["n"])
@@ -94,6 +108,8 @@ def main() -> int:
         if args.cols
         else "gemm-shallow-sweep"
         if args.shallow or args.shallow_aligned or args.shallow_aligned_rest
+        else "gemm-choice-refine"
+        if args.refine
         else "gemm-choice-sweep"
     )
     benchlib.write_record(args.out, kind, dev, records, t0)
