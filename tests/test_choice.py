@@ -6,6 +6,7 @@ read by hand in each test) and hand derivations written here."""
 from __future__ import annotations
 
 import copy
+import functools
 import gzip
 import json
 import math
@@ -115,7 +116,16 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
         KERNELS / "shallow2" / "shallow-aligned.json.gz",
         KERNELS / "shallow3" / "shallow-aligned-rest.json.gz",
     )
-    sources = [path, KERNELS / "choice8" / "choice-sweep.json.gz", rows_path, cols_path, shallow_path, *aligned_paths]
+    refine_path = KERNELS / "refine1" / "refine-sweep.json.gz"
+    sources = [
+        path,
+        KERNELS / "choice8" / "choice-sweep.json.gz",
+        rows_path,
+        cols_path,
+        shallow_path,
+        *aligned_paths,
+        refine_path,
+    ]
     verified.once("choice-map", sources, check)
     cmap = load_hardware("h100").expected.gemm_choice_map
     assert cmap is not None
@@ -124,7 +134,10 @@ def test_the_registry_map_is_the_committed_sweep(verified: VerifiedFor) -> None:
     # 64 (26^2 less the 12^2 of two large sides above 64) x 25 depths; tf32, bf16 and fp16: 32 sides
     # (6 odd large added, 41 of them at most 64), 735 pairs (32^2 - 17^2) x 30 depths (odd depths
     # added), and 4 (tf32) or 8 (bf16, fp16) of 4- and 8-byte alignment
-    assert len(parsed.products) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8)
+    # and the grid's refinement (kernels/refine1: two passes, test_refine.py)
+    refined = len(json.loads(gzip.decompress(refine_path.read_bytes()))["cases"])
+    assert refined == 13540
+    assert len(parsed.products) == 532 * 25 + 735 * (3 * 30 + 4 + 8 + 8) + refined
     # the one-row plane: 73 column counts x 111 depths (swept in fp32 and tf32, kept in fp32: the
     # same kernels); its depth of 1 runs a SIMT GEMM (73 shapes, left out), every other shape a
     # GEMV kernel (the sweep's log); the one-column plane: 74 row counts (from 1) x 111 depths, its
@@ -180,14 +193,29 @@ def test_nearest_stays_inside_the_map() -> None:
 def test_a_malformed_entry_is_refused_in_one_line(entry: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"expected|shape|family|tile|splits|kernel_us|dtype"):
         parse_entry(entry)
-    text = (ROOT / "hardware" / "h100.yaml").read_text()
-    marker = "    value: |\n"
-    at = text.index(marker) + len(marker)
     bad = tmp_path / "bad.yaml"
-    bad.write_text(text[:at] + f"      {entry}\n" + text[at:])
+    bad.write_text(_with_map(["fp32 100x2x64 simt 32x128 4 3.00", entry, "fp32 1000x8x1024 xmma 64x32 8 9.00"]))
     with pytest.raises(SpecError) as e:
         load_hardware_file(bad)
     assert "gemm_choice_map" in str(e.value) and "\n" not in str(e.value).strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _h100_parts() -> tuple[str, str]:
+    """hardware/h100.yaml around its choice map's entries: the text before them and after them."""
+    text = (ROOT / "hardware" / "h100.yaml").read_text()
+    marker = "    value: |\n"
+    at = text.index(marker) + len(marker)
+    end = at
+    while text.startswith("      ", end):
+        end = text.index("\n", end) + 1
+    return text[:at], text[end:]
+
+
+def _with_map(entries: list[str]) -> str:
+    """hardware/h100.yaml with these entries as its choice map (a small spec file to refuse)."""
+    head, tail = _h100_parts()
+    return head + "".join(f"      {e}\n" for e in entries) + tail
 
 
 def _measured(name: str, label: str) -> float:

@@ -3,7 +3,8 @@ committed sweeps validation/expected/h100/kernels/choice8/choice-sweep.json.gz (
 small side of 2-64), kernels/row2/row-sweep.json.gz (one-row products),
 kernels/col1/col-sweep.json.gz (one-column products), kernels/shallow1/shallow-sweep.json.gz
 (large outputs, k of 1-32), kernels/shallow2/shallow-aligned.json.gz and
-kernels/shallow3/shallow-aligned-rest.json.gz (its aligned columns), with the code the
+kernels/shallow3/shallow-aligned-rest.json.gz (its aligned columns) and
+kernels/refine1/refine-sweep.json.gz (choice8's refinement where cuBLAS's kernel changes), with the code the
 probe uses for a calibration (roofcalc/probe/report.py choice_figures), so the registry's map is
 what `roofcalc probe` would save on that card and libraries.
 
@@ -35,13 +36,15 @@ COL_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "col1" / "co
 SHALLOW_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "shallow1" / "shallow-sweep.json.gz"
 ALIGNED_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "shallow2" / "shallow-aligned.json.gz"
 REST_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "shallow3" / "shallow-aligned-rest.json.gz"
+REFINE_SWEEP = ROOT / "validation" / "expected" / "h100" / "kernels" / "refine1" / "refine-sweep.json.gz"
 CARDS = (("h100", "bench-choice8", None), ("h200", "bench-choice8-h100", "transferred"))
 SOURCE_TITLE = (
     "validation/bench/choice_sweep.py (the probe's GEMM choice sweep, roofcalc/probe/torch_ops.py gemm_choices) "
     "on an H100 80GB HBM3, driver 580.159.04, torch 2.11.0+cu130, 2026-11-27 21:43 UTC, and its one-row plane "
     "(choice_sweep.py --rows, --cols) on the same kind of card and versions at 23:06 and 23:20 UTC, and its shallow "
-    "plane (--shallow, --shallow-aligned) on 2026-11-28 at 01:01, 01:28 and 01:30 UTC: validation/expected/h100/"
-    "kernels/choice8/, row2/, col1/, shallow1/, shallow2/ and shallow3/ (logs beside them)"
+    "plane (--shallow, --shallow-aligned) on 2026-11-28 at 01:01, 01:28 and 01:30 UTC, and choice8's refinement "
+    "(--refine) at 03:29 UTC: validation/expected/h100/kernels/choice8/, row2/, col1/, shallow1/, shallow2/, shallow3/ "
+    "and refine1/ (logs beside them)"
 )
 BEGIN = "  # BEGIN choice map: written by validation/expected/choice_map.py; do not edit by hand"
 END = "  # END choice map"
@@ -60,12 +63,19 @@ def _sweep() -> tuple[dict, dict]:
     shallow = json.loads(gzip.decompress(SHALLOW_SWEEP.read_bytes()))
     aligned = json.loads(gzip.decompress(ALIGNED_SWEEP.read_bytes()))
     rest = json.loads(gzip.decompress(REST_SWEEP.read_bytes()))
+    refine = json.loads(gzip.decompress(REFINE_SWEEP.read_bytes()))
     torch_v = doc["torch"]
-    if {rows["torch"], cols["torch"], shallow["torch"], aligned["torch"], rest["torch"]} != {torch_v}:
+    if {rows["torch"], cols["torch"], shallow["torch"], aligned["torch"], rest["torch"], refine["torch"]} != {torch_v}:
         sys.exit("choice_map.py: the sweeps ran different torch builds")
     raw = {
         "torch": {
-            "gemm_choices": doc["cases"] + rows["cases"] + cols["cases"] + shallow["cases"] + aligned["cases"] + rest["cases"],
+            "gemm_choices": doc["cases"]
+            + refine["cases"]
+            + rows["cases"]
+            + cols["cases"]
+            + shallow["cases"]
+            + aligned["cases"]
+            + rest["cases"],
             "torch": torch_v,
             "cuda": torch_v.split("+cu")[-1][:2] + "." + torch_v.split("+cu")[-1][2:],
         }
@@ -88,7 +98,7 @@ def block(source: str, kind: str | None) -> str:
     cmap["source"] = source
     cmap["note"] = (
         "validation/expected/h100/kernels/choice8/choice-sweep.json.gz, row2/row-sweep.json.gz, col1/col-sweep.json.gz "
-        f"({doc['date'][:10]}), shallow1/, shallow2/ and shallow3/ ({shallow_date()}): "
+        f"({doc['date'][:10]}), shallow1/, shallow2/, shallow3/ and refine1/ ({shallow_date()}): "
         + cmap["note"]
     )
     if kind:
@@ -110,7 +120,7 @@ def block(source: str, kind: str | None) -> str:
             fig = dict(
                 fig,
                 source=source,
-                fit_set=f"validation/expected/h100/kernels/choice8/choice-sweep.json.gz: {which}",
+                fit_set=f"validation/expected/h100/kernels/choice8/choice-sweep.json.gz and refine1/: {which}",
             )
             fig["value"] = float(f"{fig['value']:.4g}")
             if kind:  # an H100's fit, taken over: the same SMs at the same clocks
