@@ -90,8 +90,18 @@ def band_kind(op: str, params: dict[str, Any]) -> str:
     return f"{op}/{_impl_key(params)}/{graphs}/{tp}"
 
 
-def band_for(op: str, params: dict[str, Any]) -> Band | None:
-    return band_named(band_kind(op, params))
+def pace(limiter: str | None) -> str | None:
+    """Whose own time paces a step in the model, as bands are kept: "host" where the host's is the
+    larger, "gpu" for any other limiter (compute, memory, latency, launch, interconnect)."""
+    return None if not limiter else "host" if limiter == "host" else "gpu"
+
+
+def band_for(op: str, params: dict[str, Any], limiter: str | None = None) -> Band | None:
+    """The band of this kind of result; for a step issued from Python whose limiter the model
+    gives, that of the steps paced the same way (pace) where bands.json has one."""
+    kind = band_kind(op, params)
+    paced = band_named(f"{kind}/{pace(limiter)}") if limiter and "/python/" in kind else None
+    return paced or band_named(kind)
 
 
 def band_named(kind: str) -> Band | None:
@@ -116,7 +126,11 @@ def summarize(r: RooflineResult, implementation: str | None = None, band_kind: s
     per = "/step" if r.tokens is not None else ""
     impl = implementation or implementation_of(r.op, r.params)
     kind = f"{r.op}/{band_kind}" if implementation else None
-    band = (band_named(kind) if kind else band_for(r.op, r.params)) if r.expected_s is not None else None
+    band = (
+        (band_named(kind) if kind else band_for(r.op, r.params, r.expected_limiter))
+        if r.expected_s is not None
+        else None
+    )
     parts: list[str] = []
     lo = hi = None
     if r.expected_s is None:

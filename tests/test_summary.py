@@ -57,6 +57,48 @@ def test_llm_step_summary_names_the_implementation_and_tokens() -> None:
     assert "tok/s" in s["text"] and "reference-eager+graphs" in s["text"] and s["fits"] is True
 
 
+@pytest.mark.parametrize(("batch", "seq", "pace"), [(1, 400, "host"), (4, 3000, "gpu")])
+def test_a_python_issued_step_takes_the_band_of_its_pace(batch: int, seq: int, pace: str) -> None:
+    """transformers' prefill issued from Python: a short prompt the host paces in the model takes
+    the band of the committed steps the host paced (the host's speed moves between processes), a
+    long one the band of those the GPU paced; each band counts the committed named-implementation
+    rows of that pace."""
+    doc = run_json(
+        "op",
+        "prefill",
+        "--model",
+        "llama-3.2-1b",
+        "--impl",
+        "hf",
+        "--batch",
+        str(batch),
+        "--seq",
+        str(seq),
+        "--hw",
+        "h100",
+    )
+    assert (doc["expected_limiter"] == "host") == (pace == "host")
+    band = doc["summary"]["band"]
+    assert band["kind"] == f"prefill/hf/python/1gpu/{pace}"
+    # make_bands leaves out the host-paced steps of the sets timed after a profiler session
+    spec = importlib.util.spec_from_file_location("make_bands", ROOT / "validation" / "expected" / "make_bands.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    reports = [json.loads(f.read_text()) for f in (ROOT / "validation" / "expected").rglob("named-*.json")]
+    rows = [
+        row
+        for rep in reports
+        if rep["set"] not in mod.PROFILED
+        for row in rep["cases"]
+        if row["kind"] == "prefill" and row["impl"] == "hf" and row.get("gpus", 1) == 1
+    ]
+    paced = [r for r in rows if (r["limiter"] == "host") == (pace == "host")]
+    assert band["cases"] == len(paced) < len(rows)
+    want = mod._band([float(r["ratio"]) for r in paced])
+    assert (band["low"], band["high"], band["median"]) == (want["low"], want["high"], want["median"])
+
+
 def test_usable_memory_by_hand() -> None:
     # H100: cudaDeviceProp.totalGlobalMem 85,017,493,504 B (validation/probe/h100/probe.json), less
     # the default reserve of 1 GiB + 5% of it

@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from roofcalc.summary import band_kind  # noqa: E402
+from roofcalc.summary import band_kind, pace  # noqa: E402
 
 OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
@@ -115,10 +115,14 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             graphs = "graphs" if row["kind"] == "graphs" else "python"
             tp = "tp" if row.get("gpus", 1) > 1 else "1gpu"
             k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/{tp}"
-            ratios.setdefault(k, []).append(float(row["ratio"]))
-            cards.setdefault(k, set()).add(card_of(rep["set"]))
-            if rep["role"].get(row["kind"]) == "hold-out":
-                fresh.add(k)
+            # a step issued from Python also under whose time paces it in the model (the host's
+            # or the GPU's): the host's speed moves between processes, the GPU's far less
+            paced = [f"{k}/{pace(row['limiter'])}"] if graphs == "python" and row.get("limiter") else []
+            for key in (k, *paced):
+                ratios.setdefault(key, []).append(float(row["ratio"]))
+                cards.setdefault(key, set()).add(card_of(rep["set"]))
+                if rep["role"].get(row["kind"]) == "hold-out":
+                    fresh.add(key)
     return ratios
 
 

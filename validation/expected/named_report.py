@@ -120,6 +120,8 @@ def report(set_name: str) -> dict[str, Any]:
         r = evaluate(op, hw, p, preset)
         row["expected_s"] = r.expected_s
         row["ratio"] = case["median_s"] / r.expected_s
+        # whose own time is the larger in the model, the host's or the GPU's (registry figures)
+        row["limiter"] = r.expected_limiter
         # the host's speed timed around the case's own steps where the set has it, else the one
         # timed at the start of its process (one process per model), else the run's
         per_case = case_host_op(case, case["label"])
