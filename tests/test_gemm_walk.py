@@ -37,14 +37,25 @@ def _records() -> dict[tuple[str, int, int, int], list[dict]]:
 
 
 def _least(dtype: str) -> float:
-    """The least time a product of this dtype took in the sweep, as the map keeps it (a product's
-    first kernel; a largek product's two kernels together): a kernel's fixed part there."""
+    """The least time a product of this dtype took in the registry map's sweeps (choice8 and its
+    refinement), as the map keeps it, gemmSN and largek apart (the kernels read as walks): a
+    kernel's fixed part there."""
     times = []
-    for key, v in _records().items():
+    for key, v in {**_records(), **_refined()}.items():
         if key[0] == dtype and v and min(key[1], key[2]) > 1:
-            both = len(v) == 2 and "scal_kernel" in v[0]["name"] and "sgemm_largek" in v[1]["name"]
-            times.append(kept(v[0]["duration_s"] + v[1]["duration_s"]) if both else kept(v[0]["duration_s"]))
+            if any(name in k["name"] for k in v for name in ("gemmSN", "sgemm_largek")):
+                continue
+            times.append(kept(v[0]["duration_s"]))
     return min(times)
+
+
+@lru_cache(maxsize=1)
+def _refined() -> dict[tuple[str, int, int, int], list[dict]]:
+    path = H100 / "kernels" / "refine1" / "refine-sweep.json.gz"
+    return {
+        (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
+        for c in json.loads(gzip.decompress(path.read_bytes()))["cases"]
+    }
 
 
 def _measured(source: str, label: str) -> float:
@@ -95,14 +106,16 @@ def test_the_sweep_as_these_tests_read_it(verified: VerifiedFor) -> None:
         assert classify([scal, main], 2, 4000) == ("largek", None, 7)
         assert "gemmSN" in records[("bf16", 5, 2, 2944)][0]["name"]
 
-    verified.once("walk-records", [SWEEP, ROOT / "hardware" / "h100.yaml"], check)
+    refine = H100 / "kernels" / "refine1" / "refine-sweep.json.gz"
+    verified.once("walk-records", [SWEEP, refine, ROOT / "hardware" / "h100.yaml"], check)
 
 
 def test_a_gemmsn_walk_by_hand() -> None:
     """bf16 5 x 2 x 2680 (ops-wide49 and tall1: 3.73 and 3.78 of the tile search's time): its
     nearest measured shape, 5 x 2 x 2944 of its alignment class, ran gemmSN on one block for
-    36.544 us. Every block walks the whole k: beyond the least any bf16 gemmSN took, the walk is
-    scaled by 2680 / 2944; queued, the fixed part is a graph node's."""
+    36.544 us. Every block walks the whole k: beyond a kernel's fixed part (the least any other
+    bf16 kernel of the map took), the walk is scaled by 2680 / 2944; queued, the fixed part is a
+    graph node's. Its grid: ceil(2 / 64) blocks by one row of them (5 rows)."""
     hw = load_hardware("h100")
     c = card(hw)
     assert c.choice_map is not None
@@ -135,8 +148,9 @@ def test_wide_gemmsn_streams_or_walks() -> None:
 def test_fp32_keeps_its_rule_and_other_cards_their_search() -> None:
     """FP32's gemmSN is the rule read off the denser fp32 sweep (cublas_runs_gemm_sn): 2 x 1110 x
     840 lies past its depth limit there, so no gemmSN though the map's nearest shape ran one. A
-    card whose map is transferred (the H200's) keeps the tile search; a map with no gemmSN entry
-    has no floor."""
+    card whose map is transferred (the H200's) keeps the tile search. A walk is never measured from
+    itself: a map of one gemmSN entry has no fixed part to take off, and reads the entry's whole
+    time as the walk; a largek entry of another dtype than fp32 is not read as one."""
     cmap = card(load_hardware("h100")).choice_map
     assert cmap is not None
     near = cmap.nearest("fp32", 2, 1110, 840)
@@ -146,6 +160,7 @@ def test_fp32_keeps_its_rule_and_other_cards_their_search() -> None:
     h200 = analyze("gemm", "h200", m=5, n=2, k=2680, dtype="bf16")
     assert "gemmSN" not in h200.expected_kernels[0].reason
     assert ChoiceMap.from_entries(["bf16 5x40x16 tensorop 32x32 1 2.10"]).kernel_floor("fp16") == 0.0
+    assert ChoiceMap.from_entries(["bf16 5x2x2944 sn - 1 36.54"]).kernel_floor("bf16") == 0.0
 
 
 def test_largek_is_its_own_family() -> None:

@@ -67,6 +67,13 @@ def test_the_committed_refinement_is_the_probes(verified: VerifiedFor) -> None:
         refined = [(r["dtype"], r["m"], r["n"], r["k"]) for r in _sweep("refine1/refine-sweep.json.gz")]
         want = [(dt, *s) for dt, shapes in first.items() for s in shapes]
         assert refined[: len(want)] == want and len(refined) > len(want)
+        # the second pass: the middles over the grid and the first pass together; nothing twice
+        records = _sweep("refine1/refine-sweep.json.gz")
+        done = base + [got[0] for r in records[: len(want)] if (got := record_choice(r)) is not None]
+        second = [(dt, *s) for dt, shapes in refine_shapes(done).items() for s in shapes]
+        assert refined[len(want) :] == second
+        measured = {(c.dtype, c.m, c.n, c.k) for c in base}
+        assert len(set(refined)) == len(refined) and not measured & set(refined)
 
     sweeps = [H100 / "kernels" / name for name in ("choice8/choice-sweep.json.gz", "refine1/refine-sweep.json.gz")]
     verified.once("refine1", [ROOT / "roofcalc" / "expected" / "choice.py", *sweeps], check)

@@ -257,11 +257,11 @@ def _gemm_sn_walk(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[
     floor = c.graph_floor
     t_walk = max(0.0, near.kernel_s - least) * k.k / near.k
     io = _tiles_io(k, 1, dtype_bytes)
-    t_mem = io / c.dram_bw
-    # the map's nearest shape may have up to MAP_MAX_SMALL rows where it ran gemmSN (16 at most
-    # in the sweeps): a product of more rows is counted on the layout of 16
-    block_rows = next((r for most, r in SN_BLOCK_ROWS if min(k.m, k.n) <= most), SN_BLOCK_ROWS[-1][1])
-    blocks = math.ceil(max(k.m, k.n) / SN_BLOCK_COLS) * block_rows
+    t_mem = io / c.skinny_bw  # as FP32's gemmSN streams
+    # every gemmSN of the sweeps had at most 16 rows (m), in blocks of 64 of its n columns by 1, 2
+    # or 4 rows of blocks; a product of more rows is counted on the layout of 16
+    block_rows = next((r for most, r in SN_BLOCK_ROWS if k.m <= most), SN_BLOCK_ROWS[-1][1])
+    blocks = math.ceil(k.n / SN_BLOCK_COLS) * block_rows
     why = (
         f"cuBLAS's {k.dtype.upper()} gemmSN, {_measured_at(near)}: {blocks:,} blocks, all resident, each "
         f"walking k = {k.k:,} at the pace the nearest shape's walk went, {floor * 1e6:.2f} us fixed"
@@ -523,7 +523,8 @@ def _gemm_shallow(c: Card, k: Kernel, near: Choice, dtype_bytes: float) -> list[
     assert c.choice_map is not None
     least = c.choice_map.shallow_floor(k.dtype)
     floor = c.graph_floor
-    splits = max(1, min(near.splits, k.k))
+    # (a largek entry's slices add into C: no reduction kernel, whatever map holds one)
+    splits = 1 if near.family == "largek" else max(1, min(near.splits, k.k))
     tile = near.tile if near.tile is not None else SHALLOW_UNTILED
     blocks = tile_count(k.m, k.n, tile) * splits
     near_blocks = tile_count(near.m, near.n, tile) * near.splits
@@ -702,7 +703,7 @@ def _gemm(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float, sustained: bool 
     # FP32's gemmSN: the rule and step above, read off a denser sweep
     if near is not None and near.family == "sn" and k.dtype != "fp32":
         return _gemm_sn_walk(c, k, near, float(dtype_bytes))
-    if near is not None and near.family == "largek":
+    if near is not None and near.family == "largek" and k.dtype == "fp32":  # an FP32 kernel
         return _gemm_largek(c, k, near)
     if (
         mappable

@@ -88,11 +88,14 @@ def main() -> int:
         if args.shallow_aligned_rest
         else choice.grid_shapes
     )
+    if args.refine and (args.rows or args.cols or args.shallow or args.shallow_aligned or args.shallow_aligned_rest):
+        ap.error("--refine refines the grid's sweep alone: give it without the plane options")
     if args.refine:
         import gzip
         import json
 
-        base = json.loads(gzip.decompress(open(args.refine, "rb").read()))["cases"]
+        with open(args.refine, "rb") as f:
+            base = json.loads(gzip.decompress(f.read()))["cases"]
         records = refined_choices(torch, base, choice)[len(base) :]
     else:
         records = gemm_choices(torch, {dt: grid(dt) for dt in choice.DTYPES}, block=args.rows or args.cols)

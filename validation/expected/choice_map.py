@@ -98,8 +98,7 @@ def block(source: str, kind: str | None) -> str:
     cmap["source"] = source
     cmap["note"] = (
         "validation/expected/h100/kernels/choice8/choice-sweep.json.gz, row2/row-sweep.json.gz, col1/col-sweep.json.gz "
-        f"({doc['date'][:10]}), shallow1/, shallow2/, shallow3/ and refine1/ ({shallow_date()}): "
-        + cmap["note"]
+        f"({doc['date'][:10]}), shallow1/, shallow2/, shallow3/ and refine1/ ({shallow_date()}): " + cmap["note"]
     )
     if kind:
         cmap["kind"] = kind
