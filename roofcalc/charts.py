@@ -125,12 +125,13 @@ def parse_range(text: str, steps: int | None = None, linear: bool = False) -> li
         raise InputError(f"range {shown!r} is empty or reversed")
     if steps is not None and not 2 <= steps <= MAX_SWEEP_POINTS:
         raise InputError(f"--steps must be 2..{MAX_SWEEP_POINTS} (got {steps})")
-    if linear:
+    if linear:  # whole numbers: exact at any size (a float step overshot the end past 2^53)
         n = steps or min(hi - lo + 1, 16)
-        values = sorted({round(lo + (hi - lo) * i / (n - 1)) for i in range(n)})
-    elif steps is not None:
+        values = sorted({lo + ((hi - lo) * i + (n - 1) // 2) // (n - 1) for i in range(n)})
+    elif steps is not None:  # the ends as given; between them, within the range
         ratio = math.log(hi / lo)
-        values = sorted({round(lo * math.exp(ratio * i / (steps - 1))) for i in range(steps)})
+        inner = (round(lo * math.exp(ratio * i / (steps - 1))) for i in range(1, steps - 1))
+        values = sorted({lo, hi, *(min(hi, max(lo, v)) for v in inner)})
     else:
         values = []
         v = lo

@@ -327,6 +327,23 @@ def analyze(op: OpDef | str, hardware: Hardware | str, **params: Any) -> Rooflin
     return evaluate(opdef, hw, params, preset)
 
 
+def _held_at_the_bound(exp: Any, bound: float) -> Any:
+    """An expected time below the bound (measured figures, such as a choice map's kernel times,
+    faster than the peaks of the same file: figures that contradict each other) held at the bound,
+    the difference a term of its own and a note saying so."""
+    gap = bound - exp.seconds
+    why = (
+        "the measured figures put this op below the bound of the file's own peaks and bandwidths, "
+        "which contradict them; the expected time is held at the bound"
+    )
+    return dataclasses.replace(
+        exp,
+        seconds=bound,
+        terms=[*exp.terms, Term(name="held at the bound", seconds=gap, reason=why)],
+        notes=[*exp.notes, why],
+    )
+
+
 def evaluate(
     opdef: OpDef,
     hw: Hardware,
@@ -419,6 +436,8 @@ def evaluate(
     if memory is not None and not memory.fits:
         warnings.insert(0, _no_fit_warning(memory))
     exp = _expected(opdef, env, hw, dtype, launch, warnings) if expected and _measured(hw) else None
+    if exp is not None and exp.seconds < predicted:
+        exp = _held_at_the_bound(exp, predicted)
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
 

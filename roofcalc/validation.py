@@ -122,9 +122,11 @@ def ops_report(data: dict[str, Any], hw: Hardware, source: str) -> Report:
     for case in _cases(data, source):
         if case.get("error") or case.get("median_s") is None:
             continue
-        params = dict(case.get("params") or {})
-        params["dtype"] = case.get("dtype")
         label = str(case.get("label") or case.get("op"))
+        if not isinstance(case.get("params"), dict):  # (a missing one would be the op's defaults)
+            raise InputError(f"{source}: case {label[:80]}: 'params' must be an object of the op's parameters")
+        params = dict(case["params"])
+        params["dtype"] = case.get("dtype")
         results.append(_case_result(case, label, str(case.get("op")), hw, params, None, source))
     return _report("ops", data, hw, source, results, TARGET_BAND)
 

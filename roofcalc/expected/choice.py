@@ -445,12 +445,21 @@ def largek_kernel(kernels: list[Mapping[str, Any]]) -> tuple[float, int] | None:
         return None
     if "sgemm_largek" not in str(main.get("name") or "")[:MAX_NAME]:
         return None
-    grid = main.get("grid") or [1, 1, 1]
-    gz = grid[2] if isinstance(grid, list) and len(grid) == 3 and type(grid[2]) is int and grid[2] > 0 else 1
+    grid = main.get("grid")
+    if not (isinstance(grid, list) and len(grid) == 3 and all(type(g) is int and 0 < g < 2**31 for g in grid)):
+        return None
+    gz = grid[2]
     times = [k.get("duration_s") for k in kernels]
     if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 10 for t in times):
         return None
     return float(sum(times)), gz  # type: ignore[arg-type]
+
+
+def _zeroes_then_largek(kernels: list[Mapping[str, Any]]) -> bool:
+    """Whether a record's kernels open with a scal_kernel and name an sgemm_largek after it (a
+    largek record, well formed or not)."""
+    names = [str(k.get("name") or "")[:MAX_NAME] if isinstance(k, Mapping) else "" for k in kernels]
+    return bool(names) and names[0].startswith("void scal_kernel<") and any("sgemm_largek" in x for x in names[1:])
 
 
 def _vec_launch(kernel: Mapping[str, Any], blocks: int) -> tuple[int, int] | None:
@@ -782,6 +791,8 @@ def record_choice(r: Mapping[str, Any]) -> tuple[Choice, tuple[str, int, float] 
     family, tile, splits = classify(r["kernels"], m, n)
     if 1 in (m, n) and (family != "vec" or dtype != VEC_DTYPE):
         return None
+    if family != "largek" and _zeroes_then_largek(r["kernels"]):
+        return None  # a malformed largek record: not the scal_kernel's time as the product's
     first = float(r["kernels"][0]["duration_s"]) if r["kernels"] else 0.0
     if family == "largek" and (both := largek_kernel(r["kernels"])) is not None:
         first = both[0]  # the scal_kernel that zeroes C and the kernel after it

@@ -145,7 +145,16 @@ def _probe(
         with ProgressDisplay() as progress:
             report, cal_doc = run_probe(quick, hw_name, _command_line(), progress, save_raw=save_raw)
     if save_calibration and cal_doc is not None:
-        write_atomic(save_calibration, calibration_yaml(cal_doc))
+        from ..specfile import MAX_SPEC_BYTES
+
+        text = calibration_yaml(cal_doc)
+        size = len(text.encode("utf-8"))
+        if size > MAX_SPEC_BYTES:  # one --calibration could not read back: nothing written
+            raise DomainError(
+                f"--save-calibration: the calibration would be {size:,} bytes, over the {MAX_SPEC_BYTES:,} a "
+                "spec file is read with (its GEMM choice map is too large); nothing written"
+            )
+        write_atomic(save_calibration, text)
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, allow_nan=False))
     else:
