@@ -27,15 +27,11 @@ OUT = HERE.parent.parent / "roofcalc" / "bands.json"
 FEW = 20  # below this many cases the band is min..max, not percentiles
 # the fresh hold-outs of validation/HOLDOUT.md (make_validation_doc.py reads this list too)
 FRESH_HOLDOUTS = (
-    "h100/ops-wide136.json",
-    "h100/ops-wide137.json",
-    "h100/ops-wide138.json",
-    "h100/ops-wide139.json",
-    "h100/ops-flat-rand3.json",
-    "h100/ops-wide140.json",
-    "h100/ops-wide141.json",
-    "h100/ops-wide142.json",
-    "h100/ops-wide143.json",
+    "h100/ops-wide144.json",
+    "h100/ops-wide145.json",
+    "h100/ops-wide146.json",
+    "h100/ops-wide147.json",
+    "h100/ops-small16-rand7.json",
     "h100/llm-holdout22.json",
 )
 
