@@ -91,3 +91,48 @@ def test_ranges_keep_their_ends_past_two_to_the_53() -> None:
     assert parse_range("1..9007199254740993", 2) == [1, 9007199254740993]
     assert parse_range("3..9223372036854775807", 3)[-1] == 9223372036854775807
     assert parse_range("1..100", 5, linear=True) == [1, 26, 51, 75, 100]  # 1 + 99 i / 4, to the nearest
+
+
+def _probe_report(tmp_path: Path, change: str) -> Path:
+    doc = json.loads((ROOT / "validation" / "probe" / "h100" / "probe.json").read_text())
+    raw = doc["raw"]
+    if change == "ceiling of no value":
+        raw["ceilings"][0]["value"] = 0
+    elif change == "device not a mapping":
+        raw["device"] = "x"
+    elif change == "latency rows not mappings":
+        raw["latency"] = [None]
+    elif change == "writeback a list":
+        raw["torch"]["writeback"] = [1]
+    elif change == "an op row without params":
+        raw["torch"]["ops"] = [{"x": 1}]
+    elif change == "skipped not a list":
+        doc["skipped"] = 5
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "ceiling of no value",
+        "device not a mapping",
+        "latency rows not mappings",
+        "writeback a list",
+        "an op row without params",
+        "skipped not a list",
+    ],
+)
+def test_a_malformed_probe_report_is_refused_in_one_line(tmp_path: Path, change: str) -> None:
+    """The committed H100 probe report with one section broken (each raised KeyError, TypeError,
+    AttributeError or ZeroDivisionError, exit 70): exit 2, one line naming the section."""
+    r = run("probe", "--report", str(_probe_report(tmp_path, change)))
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1 and "probe.json" in r.stderr
+
+
+def test_a_probe_report_nested_too_deeply_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    r = run("probe", "--report", str(path))
+    assert r.exit_code == 2 and "nested too deeply" in r.stderr

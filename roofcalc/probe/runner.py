@@ -14,6 +14,7 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -661,17 +662,54 @@ def run_probe(
     return result
 
 
+def _positive(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+# the raw sections the report reads, by the container each must be where present
+_RAW_LISTS = ("floors", "latency", "occupancy", "ops")
+_RAW_MAPS = ("device", "per_sm", "wgmma")
+_TORCH_LISTS = ("ceilings", "ops", "gemm")
+_TORCH_MAPS = ("floor", "kernel_floors", "writeback")
+
+
+def _check_sections(raw: dict[str, Any], path: str) -> None:
+    """Each raw section the report reads is the container it reads it as: a list of rows (each a
+    mapping, an op row's params a mapping) or a mapping."""
+    torch = raw.get("torch", {})
+    if not isinstance(torch, dict):
+        raise InputError(f"{path}: raw.torch must be a mapping")
+    for where, section, lists, maps in (
+        ("raw", raw, _RAW_LISTS, _RAW_MAPS),
+        ("raw.torch", torch, _TORCH_LISTS, _TORCH_MAPS),
+    ):
+        for key in lists:
+            rows = section.get(key, [])
+            if rows is not None and (not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows)):
+                raise InputError(f"{path}: {where}.{key} must be a list of rows (mappings)")
+            if key == "ops" and any(not isinstance(r.get("params"), dict) for r in rows or []):
+                raise InputError(f"{path}: each row of {where}.ops needs its params as a mapping")
+        for key in maps:
+            if key in section and not isinstance(section[key], dict):
+                raise InputError(f"{path}: {where}.{key} must be a mapping")
+
+
 def _check_raw_rows(raw: dict[str, Any], path: str) -> None:
-    """The rows the report reads by key, checked before it reads them: the ceilings (a name
-    each) and the PyTorch GEMM rows (a label, a dtype and whole positive m, n, k)."""
+    """The rows the report reads by key, checked before it reads them: the sections' containers
+    (_check_sections), the ceilings (a name and a positive value each) and the PyTorch GEMM rows
+    (a label, a dtype and whole positive m, n, k)."""
+    _check_sections(raw, path)
     ceilings = raw.get("ceilings", [])
     if not isinstance(ceilings, list) or not all(
         isinstance(c, dict) and isinstance(c.get("name"), str) for c in ceilings
     ):
         raise InputError(f"{path}: raw.ceilings must be a list of rows, each with a name")
+    for c in ceilings:
+        if not _positive(c.get("value")):
+            raise InputError(
+                f"{path}: raw.ceilings row {c['name'][:60]!r} needs a positive value (got {c.get('value')!r:.40})"
+            )
     torch = raw.get("torch", {})
-    if not isinstance(torch, dict):
-        raise InputError(f"{path}: raw.torch must be a mapping")
     gemm = torch.get("gemm", [])
     if not isinstance(gemm, list):
         raise InputError(f"{path}: raw.torch.gemm must be a list of rows")
@@ -703,8 +741,15 @@ def report_from_file(path: str, with_calibration: bool = False) -> Any:
         raise InputError(f"{path}: cannot read: {e}") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to be a probe report") from None
+    except ValueError as e:  # an integer of too many digits
+        raise InputError(f"{path}: not a probe report ({str(e)[:80]})") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("raw"), dict) or "hardware" not in saved:
         raise InputError(f"{path}: not a roofcalc probe report (no 'raw' measurements)")
+    skipped = saved.get("skipped", [])
+    if not isinstance(skipped, list) or not all(isinstance(x, str) for x in skipped):
+        raise InputError(f"{path}: 'skipped' must be a list of lines")
     if "device" not in saved["raw"]:
         raise InputError(f"{path}: the raw measurements have no 'device'")
     _check_raw_rows(saved["raw"], path)
