@@ -211,3 +211,27 @@ def without_column_plane(name: str = "h100") -> Any:
 def kept(seconds: float) -> float:
     """A kernel time as a choice-map entry keeps it: to 0.01 us."""
     return round(seconds * 1e6, 2) * 1e-6
+
+
+@functools.lru_cache(maxsize=1)
+def _h100_parts() -> tuple[str, str]:
+    """hardware/h100.yaml around its choice map's entries: the text before them and after them."""
+    text = (Path(__file__).resolve().parent.parent / "hardware" / "h100.yaml").read_text()
+    marker = "    value: |\n"
+    at = text.index(marker) + len(marker)
+    end = at
+    while text.startswith("      ", end):
+        end = text.index("\n", end) + 1
+    return text[:at], text[end:]
+
+
+def h100_with_map(entries: list[str], replace: tuple[str, str] | None = None) -> str:
+    """hardware/h100.yaml with these entries as its choice map (a small spec file: the registry's
+    7 MB map parsed cold costs a test a second), and ``replace``'s first string replaced by its
+    second once elsewhere in it, where given."""
+    head, tail = _h100_parts()
+    text = head + "".join(f"      {e}\n" for e in entries) + tail
+    if replace is not None:
+        assert text.count(replace[0]) == 1, replace[0]
+        text = text.replace(*replace)
+    return text

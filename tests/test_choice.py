@@ -6,7 +6,6 @@ read by hand in each test) and hand derivations written here."""
 from __future__ import annotations
 
 import copy
-import functools
 import gzip
 import json
 import math
@@ -31,7 +30,7 @@ from roofcalc.hardware import load_hardware, load_hardware_file
 from roofcalc.probe.report import choice_figures
 from roofcalc.probe.runner import calibrated_hardware
 
-from .conftest import VerifiedFor, load_script
+from .conftest import VerifiedFor, h100_with_map, load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "validation" / "expected" / "h100" / "kernels"
@@ -194,28 +193,10 @@ def test_a_malformed_entry_is_refused_in_one_line(entry: str, tmp_path: Path) ->
     with pytest.raises(ValueError, match=r"expected|shape|family|tile|splits|kernel_us|dtype"):
         parse_entry(entry)
     bad = tmp_path / "bad.yaml"
-    bad.write_text(_with_map(["fp32 100x2x64 simt 32x128 4 3.00", entry, "fp32 1000x8x1024 xmma 64x32 8 9.00"]))
+    bad.write_text(h100_with_map(["fp32 100x2x64 simt 32x128 4 3.00", entry, "fp32 1000x8x1024 xmma 64x32 8 9.00"]))
     with pytest.raises(SpecError) as e:
         load_hardware_file(bad)
     assert "gemm_choice_map" in str(e.value) and "\n" not in str(e.value).strip()
-
-
-@functools.lru_cache(maxsize=1)
-def _h100_parts() -> tuple[str, str]:
-    """hardware/h100.yaml around its choice map's entries: the text before them and after them."""
-    text = (ROOT / "hardware" / "h100.yaml").read_text()
-    marker = "    value: |\n"
-    at = text.index(marker) + len(marker)
-    end = at
-    while text.startswith("      ", end):
-        end = text.index("\n", end) + 1
-    return text[:at], text[end:]
-
-
-def _with_map(entries: list[str]) -> str:
-    """hardware/h100.yaml with these entries as its choice map (a small spec file to refuse)."""
-    head, tail = _h100_parts()
-    return head + "".join(f"      {e}\n" for e in entries) + tail
 
 
 def _measured(name: str, label: str) -> float:
