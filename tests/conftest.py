@@ -216,7 +216,7 @@ def kept(seconds: float) -> float:
 @functools.lru_cache(maxsize=1)
 def _h100_parts() -> tuple[str, str]:
     """hardware/h100.yaml around its choice map's entries: the text before them and after them."""
-    text = (Path(__file__).resolve().parent.parent / "hardware" / "h100.yaml").read_text()
+    text = (ROOT / "hardware" / "h100.yaml").read_text()
     marker = "    value: |\n"
     at = text.index(marker) + len(marker)
     end = at
