@@ -235,3 +235,17 @@ def h100_with_map(entries: list[str], replace: tuple[str, str] | None = None) ->
         assert text.count(replace[0]) == 1, replace[0]
         text = text.replace(*replace)
     return text
+
+
+@functools.lru_cache(maxsize=8)
+def sweep_cases(path: Path) -> list[dict[str, Any]]:
+    """A committed sweep's records (a .json.gz under validation/expected), read once a process."""
+    import gzip
+
+    cases: list[dict[str, Any]] = json.loads(gzip.decompress(path.read_bytes()))["cases"]
+    return cases
+
+
+def sweep_kernels(*paths: Path) -> dict[tuple[str, int, int, int], list[dict[str, Any]]]:
+    """(dtype, m, n, k): the kernels these sweeps profiled."""
+    return {(c["dtype"], c["m"], c["n"], c["k"]): c["kernels"] for path in paths for c in sweep_cases(path)}

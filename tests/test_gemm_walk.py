@@ -6,10 +6,8 @@ test), hand derivations written here, and committed op measurements."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -20,20 +18,16 @@ from roofcalc.expected.choice import ChoiceMap, classify, parse_entry
 from roofcalc.expected.gemm import LARGEK_TILE
 from roofcalc.hardware import load_hardware
 
-from .conftest import VerifiedFor, kept
+from .conftest import VerifiedFor, kept, sweep_kernels
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "validation" / "expected" / "h100"
 SWEEP = H100 / "kernels" / "choice8" / "choice-sweep.json.gz"
 
 
-@lru_cache(maxsize=1)
 def _records() -> dict[tuple[str, int, int, int], list[dict]]:
     """(dtype, m, n, k): the kernels the registry map's sweep profiled."""
-    return {
-        (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
-        for c in json.loads(gzip.decompress(SWEEP.read_bytes()))["cases"]
-    }
+    return sweep_kernels(SWEEP)
 
 
 def _least(dtype: str) -> float:
@@ -49,13 +43,8 @@ def _least(dtype: str) -> float:
     return min(times)
 
 
-@lru_cache(maxsize=1)
 def _refined() -> dict[tuple[str, int, int, int], list[dict]]:
-    path = H100 / "kernels" / "refine1" / "refine-sweep.json.gz"
-    return {
-        (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
-        for c in json.loads(gzip.decompress(path.read_bytes()))["cases"]
-    }
+    return sweep_kernels(H100 / "kernels" / "refine1" / "refine-sweep.json.gz")
 
 
 def _measured(source: str, label: str) -> float:

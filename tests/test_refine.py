@@ -5,7 +5,6 @@ measurements."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from pathlib import Path
@@ -21,14 +20,14 @@ from roofcalc.expected.choice import (
     refine_shapes,
 )
 
-from .conftest import VerifiedFor
+from .conftest import VerifiedFor, sweep_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "validation" / "expected" / "h100"
 
 
 def _sweep(name: str) -> list[dict]:
-    return json.loads(gzip.decompress((H100 / "kernels" / name).read_bytes()))["cases"]
+    return sweep_cases(H100 / "kernels" / name)
 
 
 def test_a_middle_by_hand() -> None:

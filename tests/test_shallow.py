@@ -6,11 +6,9 @@ committed measurements of the development plan flat-rand2."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import statistics
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -28,7 +26,7 @@ from roofcalc.expected.choice import (
 )
 from roofcalc.hardware import load_hardware
 
-from .conftest import kept
+from .conftest import kept, sweep_kernels
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "validation" / "expected" / "h100"
@@ -39,14 +37,9 @@ SWEEPS = (
 )
 
 
-@lru_cache(maxsize=1)
 def _records() -> dict[tuple[str, int, int, int], list[dict]]:
     """(dtype, m, n, k): the kernels the sweeps profiled."""
-    return {
-        (c["dtype"], c["m"], c["n"], c["k"]): c["kernels"]
-        for path in SWEEPS
-        for c in json.loads(gzip.decompress(path.read_bytes()))["cases"]
-    }
+    return sweep_kernels(*SWEEPS)
 
 
 def _least(dtype: str) -> float:

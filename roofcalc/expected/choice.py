@@ -438,13 +438,9 @@ def largek_kernel(kernels: list[Mapping[str, Any]]) -> tuple[float, int] | None:
     else None. (kernels/choice8: 157 FP32 products of 2-16 rows or columns ran so, each that
     pair alone, most of them at k of 3,000 and more, 14 at 128-384; where FP32's gemmSN rule
     claims a shape, gemm.py reads that rule first.)"""
-    if len(kernels) != 2 or not all(isinstance(k, Mapping) for k in kernels):
+    if len(kernels) != 2 or not all(isinstance(k, Mapping) for k in kernels) or not _zeroes_then_largek(kernels):
         return None
-    scal, main = kernels
-    if not str(scal.get("name") or "")[:MAX_NAME].startswith("void scal_kernel<"):
-        return None
-    if "sgemm_largek" not in str(main.get("name") or "")[:MAX_NAME]:
-        return None
+    main = kernels[1]
     grid = main.get("grid")
     if not (isinstance(grid, list) and len(grid) == 3 and all(type(g) is int and 0 < g < 2**31 for g in grid)):
         return None
