@@ -451,6 +451,25 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                  num_key_value_heads=10, vocab_size=32064, tie_word_embeddings=False,
                                  max_position_embeddings=16384, original_max_position_embeddings=16384,
                                  sliding_window=None, pad_token_id=0)),
+    # impl-holdout9 (HOLDOUT.md): five layouts never run, every implementation, one GPU; drawn in
+    # the eleventh session before any change it tests
+    "qwen2-2b-kv2b": ("qwen2", dict(hidden_size=2048, intermediate_size=11008, num_hidden_layers=18, num_attention_heads=16,
+                                    num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+                                    rope_theta=1000000.0, max_position_embeddings=32768)),
+    "llama-1b-hd64": ("llama", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=16, num_attention_heads=32,
+                                    num_key_value_heads=4, head_dim=64, vocab_size=32000, tie_word_embeddings=False,
+                                    rope_theta=10000.0, max_position_embeddings=16384)),
+    "qwen3-1b-kv4": ("qwen3", dict(hidden_size=1536, intermediate_size=6144, num_hidden_layers=20, num_attention_heads=16,
+                                   num_key_value_heads=4, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                   rope_theta=1000000.0, max_position_embeddings=40960)),
+    "mistral-3b-kv4": ("mistral", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=18,
+                                       num_attention_heads=24, num_key_value_heads=4, head_dim=128, vocab_size=32768,
+                                       tie_word_embeddings=False, rope_theta=1000000.0,
+                                       max_position_embeddings=32768, sliding_window=None)),
+    "phi3-1b-kv4": ("phi3", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=16, num_attention_heads=16,
+                                 num_key_value_heads=4, vocab_size=32064, tie_word_embeddings=False,
+                                 max_position_embeddings=16384, original_max_position_embeddings=16384,
+                                 sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -534,6 +553,16 @@ SETS = {
         cache_variants=[],
         dynamic=[(4, 900), (24, 1500)],
         prefill=[(1, 400), (2, 1500), (4, 3000), (1, 7000)],
+    ),
+    # the implementations' hold-out of the eleventh session: five layouts never run (two of them
+    # with two or four KV heads beside biases or a head of 64), every implementation, one GPU;
+    # more GPU-paced prefill shapes than holdout8
+    "holdout9": dict(
+        models="qwen2-2b-kv2b,llama-1b-hd64,qwen3-1b-kv4,mistral-3b-kv4,phi3-1b-kv4",
+        decode=[(3, 800), (12, 2500), (40, 700), (2, 10000), (6, 4000)],
+        cache_variants=[],
+        dynamic=[(3, 800), (20, 1600)],
+        prefill=[(1, 300), (2, 1200), (3, 2500), (1, 6000), (2, 4500)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
