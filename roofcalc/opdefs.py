@@ -176,6 +176,9 @@ class KernelDef(_Strict):
     # who issues it from Python, a formula giving "aten" (an eager PyTorch op) or "inductor"
     # (the generated code of a torch.compile'd function); default: the op's launcher
     launcher: str | None = None
+    # issued after every layer's kernels (the logits and what reads them): in a step issued from
+    # Python the GPU runs it only after the host's last issue, so its time adds to the host's
+    closes_step: bool = False
     passes: str | int = 1
     # bytes each thread keeps in flight (16: one 16-byte vector load)
     inflight_bytes: str | int = 16

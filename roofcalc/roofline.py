@@ -640,6 +640,7 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
         dtype=dtype,
         pipe=kd.pipe,
         in_order=kd.in_order,
+        closes_step=kd.closes_step,
         linear=kd.linear,
         transposed=kd.transposed,
         part=kd.part,

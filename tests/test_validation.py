@@ -188,8 +188,9 @@ def test_an_unusable_compiled_fit_leaves_the_compiled_figures_to_the_card_and_sa
 def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_path: Path) -> None:
     """--host-per-case: a step without graphs is evaluated with the hot loop timed around it
     (host_op_s: the mean of before and after; under TP the slowest rank's). By hand, for a step
-    its host paces, the host's issue is its eager ops x EAGER_STEP_HOST_FACTOR x that op, so a
-    host twice as slow gives twice the expected time; a step replayed from a graph records none
+    its host paces, the host's issue is its eager ops x EAGER_STEP_HOST_FACTOR x that op, then
+    the logits GEMM the GPU runs after the last issue, so each 8 us more of the host's op adds the
+    same time (the ops' count x 2 x 8 us), nearly all of the step; a step replayed from a graph records none
     and keeps the card's figures. Malformed records (under TP one per rank), malformed fields of
     a case, a file where no measured case has a record, and an ops file are usage errors (exit 2)
     with one line."""
@@ -210,14 +211,16 @@ def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_p
             case(host_op_s={"before": 6e-6, "after": 10e-6}),
             case(host_op_s={"before": 16e-6, "after": 16e-6}),
             graph,
+            case(host_op_s={"before": 24e-6, "after": 24e-6}),
         ],
     }
     hw = load_hardware("h100")
     rep = llm_report(data, hw, "t", case_host=True)
-    a, b, g = rep.cases
+    a, b, g, c = rep.cases
     assert "at 16.0 us (2 x the 8.0 us of a hot loop" in a.why and "at 32.0 us (2 x the 16.0 us" in b.why
     assert EAGER_STEP_HOST_FACTOR == 2.0
-    assert b.expected_s == pytest.approx(2 * a.expected_s, rel=1e-9)
+    assert c.expected_s - b.expected_s == pytest.approx(b.expected_s - a.expected_s, rel=1e-9)
+    assert 0.9 * a.expected_s < b.expected_s - a.expected_s < a.expected_s
     assert g.expected_s == llm_report({**data, "cases": [graph]}, hw, "t").cases[0].expected_s
     # the slowest rank's host paces a tensor-parallel step
     ranks = [{"before": 6e-6, "after": 6e-6}, {"before": 9e-6, "after": 11e-6}]

@@ -46,36 +46,34 @@ COMPILED_STEP_HOST_FACTOR = 1.55
 COLLECTIVE_STEP_HOST_OPS = 19.5
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps whose largest
-# term is the host's issue measured 0.62-1.70x of the model with the card's figures (162 steps
-# on H100 and H200 machines, 49% within their band; the registry reports,
-# validation/expected/*/report-llm*-registry.json), the host's speed differing 1.8x between
-# machines of one card, and 0.68-1.67x with the figures of their own host measured in the same
-# call (149 steps, 74% within their band; the -hostrate reports): the rest is the host's speed
-# from one second to the next, the least stable thing measured here (one H100 machine's hot loop
-# ran 6.3-10.3 us, and a 3B prefill 12.9-28.0 ms, in five minutes: validation/expected/h100/host/
-# jitter1/). With the host's speed timed just before and after each step (llm_bench.py's
-# host_op_s, roofcalc validate --host-per-case), 38 host-paced steps on three machines read
-# 0.61-1.32x, 35 within their band (validation/expected/h100/report-llm-host-run7-*-hostcase.json,
+# term is the host's issue measured 0.61-1.68x of the model with the card's figures (163 steps
+# on H100 and H200 machines; the registry reports, validation/expected/*/report-llm*-registry.json),
+# the host's speed differing 1.8x between machines of one card, and 0.68-1.62x with the figures
+# of their own host measured in the same call (151 steps; the -hostrate reports): the rest is the
+# host's speed from one second to the next, the least stable thing measured here (one H100
+# machine's hot loop ran 6.3-10.3 us, and a 3B prefill 12.9-28.0 ms, in five minutes:
+# validation/expected/h100/host/jitter1/). With the host's speed timed just before and after each
+# step (llm_bench.py's host_op_s, roofcalc validate --host-per-case), 39 host-paced steps on three
+# machines read 0.60-1.30x (validation/expected/h100/report-llm-host-run7-*-hostcase.json,
 # -run8-prefill-hostcase.json, h100x2/report-llm-host8-llm-prefill-holdout-hostcase.json).
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the host's speed, which moves from one second to the next, and such steps measured "
-    "0.6x to 1.7x of this on different machines (0.7x to 1.7x with each host's own figures: "
+    "0.6x to 1.7x of this on different machines (0.7x to 1.6x with each host's own figures: "
     "roofcalc probe --save-calibration; 0.6x to 1.3x with the host's speed timed around each "
     "step); a CUDA graph (--cuda-graphs) takes the host out"
 )
 HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
 # Under tensor parallelism the ranks' hosts also wait for each other at every all-reduce, at a
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
-# machines): the committed host-paced TP=2 steps measured 0.62-1.82x of the model with their
-# own host's figures (82 steps on five pairs of H100s, 52% within their band; validation/
-# expected/h100x2/report-llm-host*-hostrate.json) and 0.58-1.84x with the card's (109 steps,
-# with those of a 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and
-# -holdout9b.json). With each rank's host speed timed around each step (the slowest rank's
-# taken), 36 steps on two pairs read 0.74-1.30x, 33 within their band (validation/expected/
-# h100x2/report-llm-host7-tp2-prefill-hostcase.json, -host8-tp2-prefill-holdout-hostcase.json);
-# on host7 a step slowed 1.9x when the slower rank's hot loop slowed 1.31-1.37x, more than the model's
-# proportion.
+# machines): the committed host-paced TP=2 steps measured 0.61-1.80x of the model with their
+# own host's figures (82 steps on five pairs of H100s; validation/expected/h100x2/
+# report-llm-host*-hostrate.json) and 0.58-1.83x with the card's (110 steps, with those of a
+# 2 x H200 and the prefills of h100x2/llm_tp2-h100-grid7b, -holdout8b and -holdout9b.json). With
+# each rank's host speed timed around each step (the slowest rank's taken), 36 steps on two pairs
+# read 0.73-1.29x (validation/expected/h100x2/report-llm-host7-tp2-prefill-hostcase.json,
+# -host8-tp2-prefill-holdout-hostcase.json); on host7 a step slowed 1.9x when the slower rank's
+# hot loop slowed 1.31-1.37x, more than the model's proportion.
 HOST_PACED_TP_NOTE = (
     "the host paces this tensor-parallel step (Python issues kernels and collectives slower than "
     "the GPUs run them), and at each all-reduce the ranks' hosts wait for each other: such steps "
@@ -170,7 +168,7 @@ def compose(
         if k.repeat > 0
     ]
     ests = [
-        e.model_copy(update={"count": k.repeat, "part": k.part, "launcher": k.launcher})
+        e.model_copy(update={"count": k.repeat, "part": k.part, "launcher": k.launcher, "closes_step": k.closes_step})
         for k, es in per_kernel
         for e in es
     ]
@@ -314,8 +312,14 @@ def _eager_total(
     # host runs ahead during long kernels and the GPU waits for it during short ones, so
     # the step takes the longer of the two (validation/expected/h200x2/host/: back to
     # back, steps took the longer of the host's issue and the GPU's busy time, within 0.2-1.4
-    # ms of 17-30 ms)
+    # ms of 17-30 ms). A step timed on its own starts with the GPU idle and ends when its last
+    # kernels do: those issued after every layer (the logits, their argmax) cannot run before
+    # the host's last issue, so the host's side of the step is its issue plus their time
+    # (validation/traces/h100/prefill-dev5: in the four traced transformers prefills the
+    # profiler's host issued slower than the GPU worked, the GPU ended 1.8-3.0 ms after the
+    # host's last launch, the time of the logits GEMM launched last, 1.85-2.97 ms)
     gpu_total = sum(_queued(c, e) * e.count for e in ests)
+    tail = sum(_queued(c, e) * e.count for e in ests if e.closes_step)
     host_op = EAGER_STEP_HOST_FACTOR * c.torch_floor
     host_compiled = COMPILED_STEP_HOST_FACTOR * c.compiled_kernel
     host_entry = COMPILED_STEP_HOST_FACTOR * c.compiled_entry
@@ -331,7 +335,7 @@ def _eager_total(
         + entries * host_entry
         + host_s
     )
-    total = max(gpu_total, host_total)
+    total = max(gpu_total, host_total + tail)
     host_wait = total - gpu_total
     if host_wait and n:  # each kernel's share, so that the layer kinds add up to the step
         ests = [e.model_copy(update={"launched_s": e.launched_s + host_wait / n}) for e in ests]
@@ -352,7 +356,9 @@ def _eager_total(
                 reason=f"Python issues {_host_issued(c, n_host, n_coll, n_compiled, entries)}"
                 + (f" and the implementation's own host work takes {host_s * 1e3:.2f} ms" if host_s else "")
                 + ": "
-                f"{host_total * 1e3:.2f} ms, {host_wait * 1e3:.2f} ms more than the GPU's work, which waits for them",
+                f"{host_total * 1e3:.2f} ms"
+                + (f", then the GPU runs the step's last kernels ({tail * 1e3:.2f} ms)" if tail else "")
+                + f", {host_wait * 1e3:.2f} ms more than the GPU's work, which waits for them",
             )
         )
     return total, host_wait, n_compiled, ests

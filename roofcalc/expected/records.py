@@ -38,6 +38,9 @@ class KernelEstimate(Record):
     # its time is a measured one taken with the L2 full of other data's dirty lines (the choice
     # map's shallow plane): the write-back a writing flush leaves is in it already
     dirty_held: bool = False
+    # issued after every layer's kernels (the logits, their argmax): a step issued from Python
+    # ends no sooner than the host's last issue plus these kernels' time
+    closes_step: bool = False
     grid: int
     blocks_per_sm: int | None
     waves: float
@@ -102,3 +105,5 @@ class Kernel:
     ranks: int = 1  # collectives: GPUs taking part
     # who issues it from Python (KernelEstimate.launcher): no part of its time, so not of its identity
     launcher: Literal["aten", "inductor"] = field(default="aten", compare=False)
+    # issued after every layer's kernels (KernelEstimate.closes_step): no part of its time either
+    closes_step: bool = field(default=False, compare=False)
