@@ -141,7 +141,7 @@ class KernelDef(_Strict):
 
     name: str
     help: str
-    model: Literal["stream", "gemm", "flash", "reduce", "allreduce", "allgather"] = "stream"
+    model: Literal["stream", "gemm", "flash", "cudnn_flash", "reduce", "allreduce", "allgather"] = "stream"
     part: str | None = None  # the breakdown row (layer kind) it belongs to
     when: str | None = None
     grid: str | int = 1

@@ -5,6 +5,7 @@ latency and L2 bandwidth, and the blocks per SM the occupancy solver finds."""
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Literal
 
@@ -147,6 +148,84 @@ def _flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelE
     if split > 1:
         out.append(_flash_combine(c, k, split))
     return out
+
+
+# cuDNN's SM90 flash forward (cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_*, what
+# PyTorch's SDPA runs by default for a 16-bit prompt on H100 and H200, and what transformers'
+# prefill runs): a persistent kernel, one block of 384 threads per SM (a producer warpgroup
+# loading K and V tiles, two consumer warpgroups of 64 query rows each, 227 KB of shared memory at
+# head size 128; grid min(132, tiles): validation/expected/h100/kernels/cudnn1/dev.json). Each
+# tile is 128 query rows of one (batch, head) against all the keys it sees, in tiles of 128; a
+# block takes the next tile, in order, as it frees (list scheduling: a causal grid of many short
+# heads balances, one of few long heads does not). Head sizes up to 64 run the 64 kernel, up to 128
+# the 128 kernel (96 took what 128 took).
+CUDNN_BLOCK = 128
+# The two consumer warpgroups take turns on the tensor cores, so one's softmax runs under the
+# other's GEMMs: a score costs the longer of its WGMMA work and its softmax. Read off the
+# development grid's asymptotes (non-causal, a tile or more per SM): at head size 128 the tensor
+# work binds, 95-99 ps per score per SM, 0.70 of the card's 16-bit peak per SM (the kernel's
+# WGMMA rate); at 64 the softmax binds, 66-71 ps, 0.106 clocks at the sustained SM clock: one exp
+# on the SFU (0.0625) and 5.5 FP32 operations on the 128 lanes (FA-2's source counts 3.5; cuDNN's
+# mask and rescaling add the rest). Fitted on validation/expected/h100/kernels/cudnn1/dev.json.
+CUDNN_TENSOR_FRACTION = 0.70
+CUDNN_FP32_PER_SCORE = 5.5
+# What the kernel costs besides its scores: once per launch (3.0 us) and once per tile (0.5 us:
+# loading Q, storing O and its log-sum-exp, the K/V pipeline's fill), fitted on the same grid's
+# small shapes (88 of its 89 shapes then land within [0.8, 1.25], 73 within 10%).
+CUDNN_FIXED_S = 3.0e-6
+CUDNN_TILE_S = 0.5e-6
+# beyond this many tiles the busiest block is the tiles' mean plus the longest (the list
+# scheduling bound, within one tile of what simulating every tile gives)
+CUDNN_SIMULATED_TILES = 8192
+
+
+def _cudnn_flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
+    """SDPA's cuDNN flash forward on an SM90 card (see CUDNN_BLOCK); FlashAttention-2's model
+    elsewhere (other cards, one query row, 32-bit data, heads over 128), where SDPA runs that."""
+    if hw.cc != (9, 0) or k.seq <= 1 or dtype_bytes != 2 or k.head_dim > 128 or not c.clock_hz or not c.sfu_per_clk:
+        return _flash(hw, c, k, dtype_bytes)
+    padded = 64 if k.head_dim <= 64 else 128
+    rate_sm = CUDNN_TENSOR_FRACTION * hw.peak(k.dtype) / c.sms
+    tensor = 4 * padded / rate_sm
+    softmax = (1 / c.sfu_per_clk + CUDNN_FP32_PER_SCORE / c.fp32_per_clk) / c.clock_hz
+    t_score = max(tensor, softmax)
+    m_tiles = math.ceil(k.seq / CUDNN_BLOCK)
+    offset = max(0, k.kv_seq - k.seq)
+    keys = [
+        _whole_tiles(min(k.kv_seq, offset + (i + 1) * CUDNN_BLOCK) if k.causal else k.kv_seq, CUDNN_BLOCK)
+        for i in range(m_tiles)
+    ]
+    per_tile = [CUDNN_TILE_S + CUDNN_BLOCK * n * t_score for n in keys]
+    tiles = k.batch * k.heads * m_tiles
+    blocks = min(c.sms, tiles)
+    if tiles <= CUDNN_SIMULATED_TILES:
+        free = [0.0] * blocks
+        for _ in range(k.batch * k.heads):
+            for t in per_tile:
+                heapq.heapreplace(free, free[0] + t)
+        t_comp = max(free)
+    else:
+        t_comp = sum(per_tile) * k.batch * k.heads / blocks + max(per_tile)
+    t_mem = k.dram_bytes / min(c.dram_bw, blocks * c.per_sm_bw)
+    t = CUDNN_FIXED_S + max(t_comp, t_mem)
+    binds = "WGMMA" if tensor >= softmax else "the softmax (exp on the SFU, FP32 on the lanes)"
+    why = (
+        f"cuDNN's SM90 flash forward: {tiles:,} tiles of {CUDNN_BLOCK} query rows taken in order by {blocks} "
+        f"resident blocks (one per SM); per score the longer of WGMMA at "
+        f"{CUDNN_TENSOR_FRACTION * hw.peak(k.dtype) / 1e12:,.0f} TFLOP/s and its softmax: {binds}"
+    )
+    return [
+        KernelEstimate(
+            name=k.name,
+            model="cudnn_flash",
+            seconds=t,
+            grid=blocks,
+            blocks_per_sm=1,
+            waves=tiles / blocks,
+            bound="compute" if t_comp >= t_mem else "memory",
+            reason=why,
+        )
+    ]
 
 
 def _flash_score_time(c: Card, k: Kernel, rate_sm: float) -> tuple[float, float]:

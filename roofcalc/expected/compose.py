@@ -8,7 +8,7 @@ and compiled-entry costs."""
 from __future__ import annotations
 
 from ..hardware import Hardware
-from .attention import _flash
+from .attention import _cudnn_flash, _flash
 from .card import Card, card
 from .collective import COLLECTIVES, _collective
 from .gemm import _gemm, splitk_reduce
@@ -118,6 +118,8 @@ def _kernel_time(
         return [splitk_reduce(c, k)]
     if k.model == "flash":
         return _flash(hw, c, k, dtype_bytes)
+    if k.model == "cudnn_flash":
+        return _cudnn_flash(hw, c, k, dtype_bytes)
     return [_stream(hw, c, k)]
 
 
@@ -127,7 +129,7 @@ def _traffic(kernels: list[Kernel], dtype_bytes: float) -> float:
     for k in kernels:
         if k.model == "gemm":
             total += (k.m * k.k + k.k * k.n + k.m * k.n * (2 if k.c_read else 1)) * dtype_bytes * k.batch * k.repeat
-        elif k.model in ("stream", "flash", "reduce"):
+        elif k.model in ("stream", "flash", "cudnn_flash", "reduce"):
             total += k.dram_bytes * k.repeat
     return total
 
@@ -406,7 +408,7 @@ def _notes(hw: Hardware, c: Card, ests: list[KernelEstimate], host_paced: bool, 
             f"({c.launch_overhead * 1e6:.2f} us, launch_overhead_s) for each"
         )
     moved = _libraries_moved(hw)
-    if moved and any(e.model in ("gemm", "flash") for e in ests):
+    if moved and any(e.model in ("gemm", "flash", "cudnn_flash") for e in ests):
         notes.append(moved)
     if host_paced:
         tp = any(e.model in COLLECTIVES for e in ests)

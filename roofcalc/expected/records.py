@@ -65,7 +65,7 @@ class Kernel:
     """One kernel with its figures evaluated (the op file's ``kernels:`` entries)."""
 
     name: str
-    model: Literal["stream", "gemm", "flash", "reduce", "allreduce", "allgather"]
+    model: Literal["stream", "gemm", "flash", "cudnn_flash", "reduce", "allreduce", "allgather"]
     help: str
     dtype: str
     grid: int = 1

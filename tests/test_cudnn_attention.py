@@ -1,0 +1,145 @@
+"""cuDNN's SM90 flash forward (attention._cudnn_flash): what transformers' prefill runs on H100 and
+H200 through SDPA. Expected values: hand derivations written here, and the committed development
+grid (validation/expected/h100/kernels/cudnn1/dev.json), against which its figures were fitted."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+import pytest
+
+from roofcalc.expected.attention import (
+    CUDNN_FIXED_S,
+    CUDNN_FP32_PER_SCORE,
+    CUDNN_TENSOR_FRACTION,
+    CUDNN_TILE_S,
+    _cudnn_flash,
+)
+from roofcalc.expected.card import card
+from roofcalc.expected.records import Kernel
+from roofcalc.hardware import load_hardware
+
+from .conftest import ROOT, run_json
+
+DEV = ROOT / "validation" / "expected" / "h100" / "kernels" / "cudnn1" / "dev.json"
+
+
+def attn(
+    batch: int, heads: int, seq: int, head_dim: int, causal: bool, kv_heads: int | None = None, dtype: str = "bf16"
+) -> Kernel:
+    kv = kv_heads or heads
+    return Kernel(
+        name="sdpa_attention",
+        model="cudnn_flash",
+        help="t",
+        dtype=dtype,
+        threads=128,
+        regs=255,
+        smem=65536,
+        batch=batch,
+        heads=heads,
+        kv_heads=kv,
+        seq=seq,
+        kv_seq=seq,
+        head_dim=head_dim,
+        causal=causal,
+        dram_bytes=batch * seq * (2 * heads + 2 * kv) * head_dim * 2,
+    )
+
+
+def seconds(hw: str, k: Kernel) -> float:
+    h = load_hardware(hw)
+    (e,) = _cudnn_flash(h, card(h), k, 4 if k.dtype == "fp32" else 2)
+    return e.seconds
+
+
+def test_one_tile_a_block_is_its_keys_at_the_longer_of_wgmma_and_the_softmax() -> None:
+    """4 heads of 4,096 tokens, not causal: 128 tiles of 128 rows, one on each of 128 SMs. By hand: 3 us a launch,
+    0.5 us a tile, and 128 x 4,096 scores at the longer of WGMMA's 4 x 128 FLOP per score at 0.70
+    of the H100's 989.4 TFLOP/s over 132 SMs and the softmax's exp (16 a clock) and 5.5 FP32
+    operations (128 lanes) at the probe's sustained 1,589 MHz; at head size 128 WGMMA binds, at
+    64 the softmax."""
+    h = load_hardware("h100")
+    assert float(h.expected.sustained_sm_clock_mhz.value) == 1589.0 and h.peak("bf16") == pytest.approx(
+        989.4e12, rel=1e-3
+    )
+    per_sm = 0.70 * h.peak("bf16") / 132
+    softmax = (1 / 16 + 5.5 / 128) / 1589e6
+    for d, score in ((128, 4 * 128 / per_sm), (64, softmax)):
+        assert score == max(4 * d / per_sm, softmax)
+        want = 3e-6 + 0.5e-6 + 128 * 4096 * score
+        # (the card's lanes are its FP32 peak over 2 x 132 SMs x 1.98 GHz: 127.98, not 128)
+        assert seconds("h100", attn(1, 4, 4096, d, False)) == pytest.approx(want, rel=1e-4)
+    assert (CUDNN_FIXED_S, CUDNN_TILE_S, CUDNN_TENSOR_FRACTION, CUDNN_FP32_PER_SCORE) == (3e-6, 0.5e-6, 0.70, 5.5)
+
+
+def test_tiles_go_in_order_to_the_block_that_frees_first() -> None:
+    """Causal, 8 heads of 4,096 tokens: 256 tiles of 1-32 key tiles. Taken in order (head by head,
+    the shortest first) by the first free of 132 blocks, the busiest block ends up with about
+    1.7x the mean work (the same 8 heads of 16,384 tokens, 1,024 tiles, even out): the measured
+    kernel took 92.6 us against 51.9 us for one head alone on 32 SMs."""
+    k = attn(1, 8, 4096, 128, True)
+    h = load_hardware("h100")
+    c = card(h)
+    per_sm = CUDNN_TENSOR_FRACTION * h.peak("bf16") / c.sms
+    work = sum(CUDNN_TILE_S + 128 * 128 * (i + 1) * 4 * 128 / per_sm for i in range(32)) * 8
+    t = seconds("h100", k) - CUDNN_FIXED_S
+    assert 1.5 < t / (work / 132) < 1.9
+    long = attn(1, 8, 16384, 128, True)
+    work_long = sum(CUDNN_TILE_S + 128 * 128 * (i + 1) * 4 * 128 / per_sm for i in range(128)) * 8
+    assert (seconds("h100", long) - CUDNN_FIXED_S) / (work_long / 132) < 1.2
+
+
+def test_the_development_grid_is_what_the_model_was_fitted_to() -> None:
+    """In-sample: the 89 shapes of the development grid (head size 64, 96, 128, causal or not,
+    1-264 heads, 256-16,384 tokens, grouped KV heads) against their profiled kernel times."""
+    doc = json.loads(DEV.read_text())
+    assert doc["device"] == "NVIDIA H100 80GB HBM3"
+    ratios = []
+    for c in doc["cases"]:
+        assert c["error"] is None and "sdpa_sm90_flash_fprop_wgmma" in c["cudnn"]["kernel"]
+        assert c["default"]["kernel"] == c["cudnn"]["kernel"]  # SDPA's own pick for every shape
+        k = attn(c["batch"], c["heads"], c["seq"], c["head_dim"], c["causal"], c["kv_heads"])
+        ratios.append(c["cudnn"]["median_us"] * 1e-6 / seconds("h100", k))
+    assert len(ratios) == 89
+    assert sum(0.8 <= r <= 1.25 for r in ratios) >= 87 and sum(0.9 <= r <= 1.1 for r in ratios) >= 70
+    assert 0.97 < statistics.median(ratios) < 1.06 and min(ratios) > 0.75 and max(ratios) < 1.3
+
+
+@pytest.mark.parametrize(
+    ("hw", "dtype", "seq", "head_dim"),
+    [
+        ("a100", "bf16", 2048, 128),
+        ("b200", "bf16", 2048, 128),
+        ("h100", "fp32", 2048, 128),
+        ("h100", "bf16", 2048, 256),
+    ],
+)
+def test_where_sdpa_does_not_run_the_sm90_kernel_flashattention2_stands(
+    hw: str, dtype: str, seq: int, head_dim: int
+) -> None:
+    """Other cards, 32-bit data and heads over 128: FlashAttention-2's model, as SDPA runs it."""
+    from roofcalc.expected.attention import _flash
+
+    h = load_hardware(hw)
+    k = attn(2, 16, seq, head_dim, True, dtype=dtype)
+    (e,) = _cudnn_flash(h, card(h), k, 4 if dtype == "fp32" else 2)
+    assert e.model == "flash" and e.seconds == _flash(h, card(h), k, 4 if dtype == "fp32" else 2)[0].seconds
+
+
+def test_transformers_prefill_runs_cudnn_attention_and_the_fused_layout_flashattention2() -> None:
+    """The hf implementation's prefill attention is SDPA's pick: cuDNN's flash forward on an H100
+    (its kernel time what _cudnn_flash gives for the layer's heads; elsewhere FlashAttention-2,
+    test above). The fused layout forces FlashAttention-2 (sdpa_kernel(FLASH_ATTENTION))."""
+    args = ["op", "prefill", "--model", "llama-3.2-1b", "--batch", "2", "--seq", "3000"]
+    h100 = {k["name"]: k for k in run_json(*args, "--impl", "hf", "--hw", "h100")["expected_kernels"]}
+    fused = {k["name"]: k for k in run_json(*args, "--impl", "fused", "--hw", "h100")["expected_kernels"]}
+    assert "flash_attention" not in h100 and h100["sdpa_attention"]["model"] == "cudnn_flash"
+    assert "cuDNN's SM90 flash forward" in h100["sdpa_attention"]["reason"]
+    assert h100["sdpa_attention"]["seconds"] == pytest.approx(
+        seconds("h100", attn(2, 32, 3000, 64, True, 8)), rel=1e-12
+    )
+    assert fused["flash_attention"]["model"] == "flash"
+    assert math.isclose(h100["sdpa_attention"]["count"], 16)
