@@ -143,3 +143,21 @@ def test_transformers_prefill_runs_cudnn_attention_and_the_fused_layout_flashatt
     )
     assert fused["flash_attention"]["model"] == "flash"
     assert math.isclose(h100["sdpa_attention"]["count"], 16)
+
+
+def test_many_tiles_take_the_closed_form_within_a_tile_of_the_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond CUDNN_SIMULATED_TILES the busiest block is the tiles' mean plus the longest (the list
+    scheduling bound), from one head's scores in closed form: within one tile of simulating every
+    tile; a prompt of 2^31 tokens takes no list of its 2^24 tiles."""
+    import roofcalc.expected.attention as attention
+
+    for causal in (True, False):
+        k = attn(4, 40, 8200, 128, causal, 8)  # 4 x 40 x 65 = 10,400 tiles
+        closed = seconds("h100", k)
+        monkeypatch.setattr(attention, "CUDNN_SIMULATED_TILES", 10**6)
+        simulated = seconds("h100", k)
+        monkeypatch.undo()
+        h = load_hardware("h100")
+        longest_tile = CUDNN_TILE_S + 128 * 8320 * 4 * 128 / (CUDNN_TENSOR_FRACTION * h.peak("bf16") / 132)
+        assert simulated <= closed <= simulated + longest_tile
+    assert math.isfinite(seconds("h100", attn(1, 32, 2**31, 128, True)))

@@ -191,21 +191,26 @@ def _cudnn_flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[K
     t_score = max(tensor, softmax)
     m_tiles = math.ceil(k.seq / CUDNN_BLOCK)
     offset = max(0, k.kv_seq - k.seq)
-    keys = [
-        _whole_tiles(min(k.kv_seq, offset + (i + 1) * CUDNN_BLOCK) if k.causal else k.kv_seq, CUDNN_BLOCK)
-        for i in range(m_tiles)
-    ]
-    per_tile = [CUDNN_TILE_S + CUDNN_BLOCK * n * t_score for n in keys]
+    kv_whole = _whole_tiles(k.kv_seq, CUDNN_BLOCK)
     tiles = k.batch * k.heads * m_tiles
     blocks = min(c.sms, tiles)
     if tiles <= CUDNN_SIMULATED_TILES:
+        keys = [
+            _whole_tiles(min(k.kv_seq, offset + (i + 1) * CUDNN_BLOCK), CUDNN_BLOCK) if k.causal else kv_whole
+            for i in range(m_tiles)
+        ]
         free = [0.0] * blocks
         for _ in range(k.batch * k.heads):
-            for t in per_tile:
-                heapq.heapreplace(free, free[0] + t)
+            for n in keys:
+                heapq.heapreplace(free, free[0] + CUDNN_TILE_S + CUDNN_BLOCK * n * t_score)
         t_comp = max(free)
     else:
-        t_comp = sum(per_tile) * k.batch * k.heads / blocks + max(per_tile)
+        # one head's scores in closed form (the sequence can be any length)
+        if k.causal:
+            head, longest = _causal_block_scores(m_tiles, _whole_tiles(offset, CUDNN_BLOCK), kv_whole)
+        else:
+            head, longest = m_tiles * CUDNN_BLOCK * kv_whole, CUDNN_BLOCK * kv_whole
+        t_comp = (m_tiles * CUDNN_TILE_S + head * t_score) * k.batch * k.heads / blocks + CUDNN_TILE_S + longest * t_score
     t_mem = k.dram_bytes / min(c.dram_bw, blocks * c.per_sm_bw)
     t = CUDNN_FIXED_S + max(t_comp, t_mem)
     binds = "WGMMA" if tensor >= softmax else "the softmax (exp on the SFU, FP32 on the lanes)"
