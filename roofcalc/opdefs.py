@@ -135,8 +135,10 @@ class KernelDef(_Strict):
 
     model: stream (memory/elementwise/reduction kernels: grid, block, bytes, FLOPs), gemm
     (a library GEMM: m, n, k, batch; tiles are chosen by the engine), flash
-    (FlashAttention-2 forward: batch, heads, seq, kv_seq, head_dim, causal) or reduce (cublasLt's
-    splitKreduce: grid blocks, each thread summing ``passes`` slices one after another).
+    (FlashAttention-2 forward: batch, heads, seq, kv_seq, head_dim, causal), cudnn_flash (SDPA's
+    cuDNN flash forward on SM90 cards, the same fields; FlashAttention-2 elsewhere), reduce
+    (cublasLt's splitKreduce: grid blocks, each thread summing ``passes`` slices one after
+    another) or allreduce / allgather (NCCL collectives).
     """
 
     name: str

@@ -13,11 +13,11 @@ import pytest
 from roofcalc.expected.attention import (
     CUDNN_FIXED_S,
     CUDNN_FP32_PER_SCORE,
-    CUDNN_TENSOR_FRACTION,
+    CUDNN_GEMM_FRACTION,
     CUDNN_TILE_S,
     _cudnn_flash,
 )
-from roofcalc.expected.card import card
+from roofcalc.expected.card import card, tensor_rate
 from roofcalc.expected.records import Kernel
 from roofcalc.hardware import load_hardware
 
@@ -56,23 +56,43 @@ def seconds(hw: str, k: Kernel) -> float:
 
 
 def test_one_tile_a_block_is_its_keys_at_the_longer_of_wgmma_and_the_softmax() -> None:
-    """4 heads of 4,096 tokens, not causal: 128 tiles of 128 rows, one on each of 128 SMs. By hand: 3 us a launch,
-    0.5 us a tile, and 128 x 4,096 scores at the longer of WGMMA's 4 x 128 FLOP per score at 0.70
-    of the H100's 989.4 TFLOP/s over 132 SMs and the softmax's exp (16 a clock) and 5.5 FP32
-    operations (128 lanes) at the probe's sustained 1,589 MHz; at head size 128 WGMMA binds, at
-    64 the softmax."""
+    """4 heads of 4,096 tokens, not causal: 128 tiles of 128 rows, one on each of 128 SMs. By
+    hand: 3 us a launch, 0.5 us a tile, and 128 x 4,096 scores at the longer of WGMMA's 4 x 128
+    FLOP per score at 0.905 of the rate a large GEMM reaches (the registry's tensor_fraction
+    0.7736 of 989.4 TFLOP/s: 0.70 of the peak) over 132 SMs and the softmax's exp (16 a clock) and
+    5.5 FP32 operations (the card's lanes) at the probe's sustained 1,589 MHz; at head size 128
+    WGMMA binds, at 64 the softmax."""
     h = load_hardware("h100")
-    assert float(h.expected.sustained_sm_clock_mhz.value) == 1589.0 and h.peak("bf16") == pytest.approx(
-        989.4e12, rel=1e-3
-    )
-    per_sm = 0.70 * h.peak("bf16") / 132
-    softmax = (1 / 16 + 5.5 / 128) / 1589e6
+    assert h.peak("bf16") == pytest.approx(989.4e12, rel=1e-3)
+    assert float(h.expected.tensor_fraction["bf16"].value) == 0.7736
+    c = card(h)  # the lanes are the card's FP32 peak over 2 x 132 SMs x 1.98 GHz: 127.98
+    assert (c.sfu_per_clk, c.clock_hz, round(c.fp32_per_clk)) == (16, 1589e6, 128)
+    per_sm = 0.905 * 0.7736 * h.peak("bf16") / 132
+    softmax = (1 / 16 + 5.5 / c.fp32_per_clk) / 1589e6
     for d, score in ((128, 4 * 128 / per_sm), (64, softmax)):
         assert score == max(4 * d / per_sm, softmax)
         want = 3e-6 + 0.5e-6 + 128 * 4096 * score
-        # (the card's lanes are its FP32 peak over 2 x 132 SMs x 1.98 GHz: 127.98, not 128)
-        assert seconds("h100", attn(1, 4, 4096, d, False)) == pytest.approx(want, rel=1e-4)
-    assert (CUDNN_FIXED_S, CUDNN_TILE_S, CUDNN_TENSOR_FRACTION, CUDNN_FP32_PER_SCORE) == (3e-6, 0.5e-6, 0.70, 5.5)
+        assert seconds("h100", attn(1, 4, 4096, d, False)) == pytest.approx(want, rel=1e-12)
+    assert (CUDNN_FIXED_S, CUDNN_TILE_S, CUDNN_GEMM_FRACTION, CUDNN_FP32_PER_SCORE) == (3e-6, 0.5e-6, 0.905, 5.5)
+
+
+def test_h200_takes_its_own_gemm_rate_clock_and_bandwidth() -> None:
+    """The same SM on an H200: its tensor_fraction (0.791), its sustained clock and its DRAM; one
+    tile a block at head size 128 is WGMMA-bound on both, so beyond the launch's and the tile's
+    fixed costs the H200 takes the H100's time times the ratio of their GEMM rates."""
+    h100, h200 = load_hardware("h100"), load_hardware("h200")
+    k = attn(1, 4, 4096, 128, False)
+    ratio = tensor_rate(h100, "bf16") / tensor_rate(h200, "bf16")
+    fixed = CUDNN_FIXED_S + CUDNN_TILE_S
+    assert (seconds("h200", k) - fixed) / (seconds("h100", k) - fixed) == pytest.approx(ratio, rel=1e-9)
+
+
+def test_causal_is_top_left_whatever_the_key_count() -> None:
+    """SDPA's is_causal is top-left aligned: with more keys than queries, query row i still sees
+    keys 0..i, so the extra keys cost nothing (FA-2 aligns bottom-right)."""
+    k = attn(1, 33, 1024, 128, True)
+    longer = Kernel(**{**k.__dict__, "kv_seq": 4096})
+    assert seconds("h100", longer) == pytest.approx(seconds("h100", k), rel=1e-9)
 
 
 def test_tiles_go_in_order_to_the_block_that_frees_first() -> None:
@@ -83,7 +103,7 @@ def test_tiles_go_in_order_to_the_block_that_frees_first() -> None:
     k = attn(1, 8, 4096, 128, True)
     h = load_hardware("h100")
     c = card(h)
-    per_sm = CUDNN_TENSOR_FRACTION * h.peak("bf16") / c.sms
+    per_sm = CUDNN_GEMM_FRACTION * tensor_rate(h, "bf16") / c.sms
     work = sum(CUDNN_TILE_S + 128 * 128 * (i + 1) * 4 * 128 / per_sm for i in range(32)) * 8
     t = seconds("h100", k) - CUDNN_FIXED_S
     assert 1.5 < t / (work / 132) < 1.9
@@ -158,6 +178,18 @@ def test_many_tiles_take_the_closed_form_within_a_tile_of_the_simulation(monkeyp
         simulated = seconds("h100", k)
         monkeypatch.undo()
         h = load_hardware("h100")
-        longest_tile = CUDNN_TILE_S + 128 * 8320 * 4 * 128 / (CUDNN_TENSOR_FRACTION * h.peak("bf16") / 132)
+        longest_tile = CUDNN_TILE_S + 128 * 8320 * 4 * 128 / (CUDNN_GEMM_FRACTION * tensor_rate(h, "bf16") / 132)
         assert simulated <= closed <= simulated + longest_tile
     assert math.isfinite(seconds("h100", attn(1, 32, 2**31, 128, True)))
+
+
+@pytest.mark.parametrize("set_name", ["h100/kernels/cudnn1/dev", "h100/kernels/cudnn1/holdout10"])
+def test_the_committed_cudnn_reports_are_what_the_code_computes(set_name: str) -> None:
+    """validation/expected/cudnn_report.py's reports, recomputed from the committed timings."""
+    from .conftest import load_script
+
+    path = ROOT / "validation" / "expected" / f"{set_name}-report.json"
+    if not path.exists():
+        pytest.skip(f"{set_name} has no report yet")
+    mod = load_script(ROOT / "validation" / "expected" / "cudnn_report.py")
+    assert json.loads(path.read_text()) == json.loads(json.dumps(mod.report(set_name)))

@@ -163,11 +163,13 @@ CUDNN_BLOCK = 128
 # The two consumer warpgroups take turns on the tensor cores, so one's softmax runs under the
 # other's GEMMs: a score costs the longer of its WGMMA work and its softmax. Read off the
 # development grid's asymptotes (non-causal, a tile or more per SM): at head size 128 the tensor
-# work binds, 95-99 ps per score per SM, 0.70 of the card's 16-bit peak per SM (the kernel's
-# WGMMA rate); at 64 the softmax binds, 66-71 ps, 0.106 clocks at the sustained SM clock: one exp
-# on the SFU (0.0625) and 5.5 FP32 operations on the 128 lanes (FA-2's source counts 3.5; cuDNN's
-# mask and rescaling add the rest). Fitted on validation/expected/h100/kernels/cudnn1/dev.json.
-CUDNN_TENSOR_FRACTION = 0.70
+# work binds, 95-99 ps per score per SM, 0.70 of the H100's 16-bit peak per SM, 0.905 of what a
+# large library GEMM reaches on it (tensor_rate: the probe's tensor_fraction, which a calibration
+# restates against its own peak); at 64 the softmax binds, 66-71 ps, 0.106 clocks at the
+# sustained SM clock: one exp on the SFU (0.0625) and 5.5 FP32 operations on the 128 lanes
+# (FA-2's source counts 3.5; cuDNN's mask and rescaling add the rest). Fitted on
+# validation/expected/h100/kernels/cudnn1/dev.json.
+CUDNN_GEMM_FRACTION = 0.905
 CUDNN_FP32_PER_SCORE = 5.5
 # What the kernel costs besides its scores: once per launch (3.0 us) and once per tile (0.5 us:
 # loading Q, storing O and its log-sum-exp, the K/V pipeline's fill), fitted on the same grid's
@@ -180,44 +182,52 @@ CUDNN_SIMULATED_TILES = 8192
 
 
 def _cudnn_flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[KernelEstimate]:
-    """SDPA's cuDNN flash forward on an SM90 card (see CUDNN_BLOCK); FlashAttention-2's model
-    elsewhere (other cards, one query row, 32-bit data, heads over 128), where SDPA runs that."""
+    """SDPA's cuDNN flash forward on an SM90 card (see CUDNN_BLOCK). Elsewhere FlashAttention-2's
+    model: on other cards (where SDPA runs FA-2), and standing in for what this model does not
+    cover (one query row, 32-bit data, which SDPA gives its memory-efficient kernel, heads over
+    128, a part without clock or SFU figures). Causal is SDPA's: top-left aligned, query row i
+    sees keys 0..i whatever the key count."""
     if hw.cc != (9, 0) or k.seq <= 1 or dtype_bytes != 2 or k.head_dim > 128 or not c.clock_hz or not c.sfu_per_clk:
         return _flash(hw, c, k, dtype_bytes)
+    from .card import tensor_rate
+
     padded = 64 if k.head_dim <= 64 else 128
-    rate_sm = CUDNN_TENSOR_FRACTION * hw.peak(k.dtype) / c.sms
+    rate_sm = CUDNN_GEMM_FRACTION * tensor_rate(hw, k.dtype) / c.sms
     tensor = 4 * padded / rate_sm
     softmax = (1 / c.sfu_per_clk + CUDNN_FP32_PER_SCORE / c.fp32_per_clk) / c.clock_hz
     t_score = max(tensor, softmax)
     m_tiles = math.ceil(k.seq / CUDNN_BLOCK)
-    offset = max(0, k.kv_seq - k.seq)
     kv_whole = _whole_tiles(k.kv_seq, CUDNN_BLOCK)
     tiles = k.batch * k.heads * m_tiles
     blocks = min(c.sms, tiles)
     if tiles <= CUDNN_SIMULATED_TILES:
         keys = [
-            _whole_tiles(min(k.kv_seq, offset + (i + 1) * CUDNN_BLOCK), CUDNN_BLOCK) if k.causal else kv_whole
+            _whole_tiles(min(k.kv_seq, (i + 1) * CUDNN_BLOCK), CUDNN_BLOCK) if k.causal else kv_whole
             for i in range(m_tiles)
         ]
+        per_tile = [CUDNN_TILE_S + CUDNN_BLOCK * n * t_score for n in keys]
         free = [0.0] * blocks
         for _ in range(k.batch * k.heads):
-            for n in keys:
-                heapq.heapreplace(free, free[0] + CUDNN_TILE_S + CUDNN_BLOCK * n * t_score)
+            for t in per_tile:
+                heapq.heapreplace(free, free[0] + t)
         t_comp = max(free)
     else:
-        # one head's scores in closed form (the sequence can be any length)
+        # one head's scores in closed form (the sequence can be any length); CUDNN_BLOCK is
+        # FLASH_BLOCK_Q's 128 rows, the blocks _causal_block_scores counts
         if k.causal:
-            head, longest = _causal_block_scores(m_tiles, _whole_tiles(offset, CUDNN_BLOCK), kv_whole)
+            head, longest = _causal_block_scores(m_tiles, 0, kv_whole)
         else:
             head, longest = m_tiles * CUDNN_BLOCK * kv_whole, CUDNN_BLOCK * kv_whole
-        t_comp = (m_tiles * CUDNN_TILE_S + head * t_score) * k.batch * k.heads / blocks + CUDNN_TILE_S + longest * t_score
+        t_comp = (
+            (m_tiles * CUDNN_TILE_S + head * t_score) * k.batch * k.heads / blocks + CUDNN_TILE_S + longest * t_score
+        )
     t_mem = k.dram_bytes / min(c.dram_bw, blocks * c.per_sm_bw)
     t = CUDNN_FIXED_S + max(t_comp, t_mem)
     binds = "WGMMA" if tensor >= softmax else "the softmax (exp on the SFU, FP32 on the lanes)"
     why = (
         f"cuDNN's SM90 flash forward: {tiles:,} tiles of {CUDNN_BLOCK} query rows taken in order by {blocks} "
         f"resident blocks (one per SM); per score the longer of WGMMA at "
-        f"{CUDNN_TENSOR_FRACTION * hw.peak(k.dtype) / 1e12:,.0f} TFLOP/s and its softmax: {binds}"
+        f"{rate_sm * c.sms / 1e12:,.0f} TFLOP/s and its softmax: {binds}"
     )
     return [
         KernelEstimate(

@@ -437,5 +437,5 @@ def _libraries_moved(hw: Hardware) -> str | None:
         return None
     return (
         f"the kernel-choice maps were read on torch {MAPS_READ_ON['torch']} with CUDA {MAPS_READ_ON['cuda']}; "
-        f"this calibration ran {' and '.join(differ)}: cuBLAS and FlashAttention may choose other kernels"
+        f"this calibration ran {' and '.join(differ)}: cuBLAS, cuDNN and FlashAttention may choose other kernels"
     )

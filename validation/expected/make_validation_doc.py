@@ -347,6 +347,44 @@ def named_section() -> list[str]:
     )
 
 
+CUDNN_SETS = ("h100/kernels/cudnn1/dev", "h100/kernels/cudnn1/holdout10")
+
+
+def cudnn_section() -> list[str]:
+    """cuDNN's SM90 flash forward against SDPA's cuDNN kernel timed alone (cudnn_report.py)."""
+    rows = []
+    for set_name in CUDNN_SETS:
+        path = HERE / f"{set_name}-report.json"
+        if not path.exists():
+            continue
+        rep = json.loads(path.read_text())
+        s = rep["summary"]
+        rows.append(
+            [
+                rep["role"],
+                f"`{set_name}`",
+                str(s["cases"]),
+                f"{s['within_0.8_1.25']} of {s['cases']}",
+                f"{s['within_0.9_1.1']} of {s['cases']}",
+                f"{s['median']:.3f}",
+                f"{s['min']:.2f}-{s['max']:.2f}",
+            ]
+        )
+    lines = [
+        "## cuDNN's SM90 flash forward, alone",
+        "",
+        "SDPA's cuDNN attention kernel (what transformers' prefill runs on H100 and H200) timed alone",
+        "by `validation/bench/cudnn_attn.py` (profiler kernel time, median of five calls) against",
+        "`roofcalc.expected.attention._cudnn_flash` (`python3 validation/expected/cudnn_report.py SET`).",
+        "Its four figures were fitted on the development grid; the hold-out's 40 causal prefill",
+        "shapes were drawn before the model existed (validation/HOLDOUT.md).",
+        "",
+    ]
+    return lines + table(
+        ["role", "set", "cases", "within [0.8, 1.25]", "within [0.9, 1.1]", "median", "range"], rows
+    )
+
+
 def totals_section() -> list[str]:
     mod = llm_totals()
     lines = [
@@ -461,6 +499,7 @@ def render() -> str:
     lines += ["", *ablation_section()]
     lines += ["", *traced_section()]
     lines += ["", *named_section()]
+    lines += ["", *cudnn_section()]
     lines += ["", *totals_section()]
     lines += ["", *sets_section(reps)]
     return "\n".join(lines) + "\n"
