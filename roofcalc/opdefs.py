@@ -130,6 +130,9 @@ KERNEL_AMOUNTS = (
 KERNEL_FORMULAS = (*KERNEL_COUNTS, *KERNEL_AMOUNTS, "causal", "c_read")
 
 
+MAX_KERNELS = 1000
+
+
 class KernelDef(_Strict):
     """One kernel the usual implementation launches; figures are formulas over the op's names.
 
@@ -239,8 +242,9 @@ class OpDef(_Strict):
     crossover: str | None = None
     gpus_param: str | None = None
     time_label: str | None = None  # what the bound time means for this op, e.g. "time to first token"
-    # the kernels of the usual implementation, for the expected time (see roofcalc/expected/)
-    kernels: list[KernelDef] = []
+    # the kernels of the usual implementation, for the expected time (see roofcalc/expected/); at
+    # most MAX_KERNELS (an LLM step declares about 30: a file of 50,000 took a minute to read)
+    kernels: list[KernelDef] = Field(default=[], max_length=MAX_KERNELS)
     # how the kernels are launched (a formula giving event, stream, graph or eager); default:
     # one op timed alone between CUDA events
     launch: str | None = None

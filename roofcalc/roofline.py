@@ -628,6 +628,13 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
     vals["c_read"] = bool(_ev(opdef, f"kernels.{i}.c_read", env))
     if vals["threads"] < 1:
         raise DomainError(f"{opdef.source}: kernels.{i}.threads: no threads for these parameters")
+    if kd.model in ("flash", "cudnn_flash") and vals["repeat"]:
+        sizes = {key: vals[key] for key in ("batch", "heads", "seq", "kv_seq", "head_dim")}
+        if min(sizes.values()) < 1:
+            raise DomainError(
+                f"{opdef.source}: kernels.{i} ({kd.name}): an attention kernel needs batch, heads, seq, kv_seq and "
+                f"head_dim of at least 1 (got {', '.join(f'{k} {v}' for k, v in sizes.items())})"
+            )
     if kd.model == "gemm" and vals["repeat"] and min(vals["m"], vals["n"], vals["k"], vals["batch"]) < 1:
         raise DomainError(
             f"{opdef.source}: kernels.{i} ({kd.name}): a GEMM needs m, n, k and batch of at least 1 "

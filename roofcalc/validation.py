@@ -326,6 +326,8 @@ def _real(v: object) -> TypeGuard[float]:
 def _field(case: dict[str, Any], key: str, where: str) -> Any:
     if key not in case:
         raise InputError(f"{where}: no {key!r}")
+    if case[key] is None:
+        raise InputError(f"{where}: {key!r} is null")
     return case[key]
 
 

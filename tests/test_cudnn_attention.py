@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,40 @@ def test_the_committed_cudnn_reports_are_what_the_code_computes(set_name: str) -
         pytest.skip(f"{set_name} has no report yet")
     mod = load_script(ROOT / "validation" / "expected" / "cudnn_report.py")
     assert json.loads(path.read_text()) == json.loads(json.dumps(mod.report(set_name)))
+
+
+@pytest.mark.parametrize("model", ["flash", "cudnn_flash"])
+@pytest.mark.parametrize("field", ["batch", "heads", "seq", "kv_seq", "head_dim"])
+def test_an_attention_kernel_without_a_size_is_refused(tmp_path: Path, model: str, field: str) -> None:
+    """Found by a hostile test: an attention kernel with no heads (or a zero or negative batch,
+    prompt, key count or head size) ended in exit 70. Now one line, exit 1: a valid file whose
+    formulas give no work for these parameters."""
+    import yaml
+
+    from .conftest import run
+
+    op = yaml.safe_load((ROOT / "ops" / "attention.yaml").read_text())
+    k = next(k for k in op["kernels"] if k.get("model") == "flash")
+    k["model"], k[field] = model, -1 if field == "head_dim" else 0
+    f = tmp_path / "att.yaml"
+    f.write_text(yaml.safe_dump(op, sort_keys=False))
+    res = run("op", str(f), "--hw", "h100")
+    assert res.exit_code == 1 and res.stdout == "", res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1 and "an attention kernel needs batch, heads, seq, kv_seq and head_dim" in lines[0]
+
+
+def test_an_op_file_of_too_many_kernels_is_refused(tmp_path: Path) -> None:
+    """At most MAX_KERNELS (1,000) kernels an op file: 50,000 took a minute to read."""
+    import yaml
+
+    from roofcalc.opdefs import MAX_KERNELS
+
+    from .conftest import run
+
+    op = yaml.safe_load((ROOT / "ops" / "attention.yaml").read_text())
+    op["kernels"] = [dict(op["kernels"][0], name=f"k{i}") for i in range(MAX_KERNELS + 1)]
+    f = tmp_path / "many.yaml"
+    f.write_text(yaml.safe_dump(op, sort_keys=False))
+    res = run("op", str(f), "--hw", "h100")
+    assert res.exit_code == 2 and "at most 1000 items" in res.stderr, res.output

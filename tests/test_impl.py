@@ -582,3 +582,16 @@ def test_a_graph_file_against_the_flags_and_another_model(tmp_path: Path) -> Non
     assert r.exit_code == 2 and "--no-cuda-graphs" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     notes = run_json(*args)["expected_notes"]
     assert any("traced on another model" in n for n in notes), notes
+
+
+@pytest.mark.parametrize(
+    "option", [["--cuda-graphs"], ["--no-cuda-graphs"], ["--dtype", "fp32"], ["--kv-dtype", "fp8"]]
+)
+def test_an_implementation_file_refuses_what_its_trace_fixes(option: list[str]) -> None:
+    """Found by a hostile test: --cuda-graphs and --dtype were silently ignored with --impl-file
+    (the traced step's kernels ran as traced). Now refused, one line, exit 2."""
+    args = ["op", "decode", "--model", "llama-3.2-1b", "--impl-file", "tests/data/impl/hf-eager-llama-1b.yaml"]
+    res = run(*args, "--batch", "12", "--context", "4000", "--hw", "h200", *option)
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1 and f"the traced step fixes {option[0]}" in lines[0], res.stderr

@@ -276,3 +276,20 @@ def test_a_host_rate_without_compiled_fit_scales_the_files_compiled_figures() ->
     assert float(out.expected.compiled_kernel_host_s.value) == pytest.approx(2 * op, rel=1e-12)  # type: ignore[union-attr]
     assert float(out.expected.compiled_entry_host_s.value) == pytest.approx(7 * op, rel=1e-12)  # type: ignore[union-attr]
     assert "scaled with its op floor" in said
+
+
+@pytest.mark.parametrize("key", ["seq", "batch", "engine", "model"])
+def test_a_null_field_of_an_llm_case_is_refused(tmp_path: Path, key: str) -> None:
+    """Found by a hostile test: "seq": null was evaluated at another prompt length (the op's
+    default) under a label reading sNone. A null field is refused as a missing one is: one line,
+    exit 2."""
+    from .conftest import run
+
+    case = {"model": "llama-3.2-1b", "phase": "prefill", "engine": "eager", "batch": 1, "seq": 160, "median_s": 0.01}
+    data = {"kind": "llm", "device": {"name": "NVIDIA H100 80GB HBM3"}, "cases": [{**case, key: None}]}
+    f = tmp_path / "llm.json"
+    f.write_text(json.dumps(data))
+    res = run("validate", str(f), "--hw", "h100")
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert len(lines) == 1 and f"{key!r} is null" in lines[0], res.stderr

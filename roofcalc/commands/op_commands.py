@@ -174,6 +174,17 @@ def build_op_command(opdef: OpDef) -> click.Command:
                 raise InputClickError(
                     f"--impl-file: give it or {' and '.join(chosen)}, not both (each names the implementation)"
                 )
+            # the traced step fixes these: its kernels ran at its dtypes, from a graph or not
+            fixed = [
+                "--no-cuda-graphs" if k == "cuda_graphs" and given[k] is False else f"--{k.replace('_', '-')}"
+                for k in ("cuda_graphs", "dtype", "kv_dtype")
+                if given.get(k) is not None
+            ]
+            if fixed:
+                raise InputClickError(
+                    f"--impl-file: the traced step fixes {' and '.join(fixed)} (its kernels ran as traced); "
+                    "drop the option, or trace the step you mean"
+                )
             impl = load_impl(impl_file)
         params, preset = split_preset(opdef, given)
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
