@@ -22,32 +22,18 @@ from roofcalc.expected.card import card, tensor_rate
 from roofcalc.expected.records import Kernel
 from roofcalc.hardware import load_hardware
 
-from .conftest import ROOT, run_json
+from .conftest import ROOT, load_script, run_json
 
 DEV = ROOT / "validation" / "expected" / "h100" / "kernels" / "cudnn1" / "dev.json"
+REPORT = load_script(ROOT / "validation" / "expected" / "cudnn_report.py")
 
 
 def attn(
     batch: int, heads: int, seq: int, head_dim: int, causal: bool, kv_heads: int | None = None, dtype: str = "bf16"
 ) -> Kernel:
-    kv = kv_heads or heads
-    return Kernel(
-        name="sdpa_attention",
-        model="cudnn_flash",
-        help="t",
-        dtype=dtype,
-        threads=128,
-        regs=255,
-        smem=65536,
-        batch=batch,
-        heads=heads,
-        kv_heads=kv,
-        seq=seq,
-        kv_seq=seq,
-        head_dim=head_dim,
-        causal=causal,
-        dram_bytes=batch * seq * (2 * heads + 2 * kv) * head_dim * 2,
-    )
+    """The kernel of one SDPA call (validation/expected/cudnn_report.py's, which its reports use)."""
+    shape = {"batch": batch, "heads": heads, "kv_heads": kv_heads or heads, "seq": seq, "head_dim": head_dim}
+    return REPORT.kernel({**shape, "causal": causal}, dtype)  # type: ignore[no-any-return]
 
 
 def seconds(hw: str, k: Kernel) -> float:

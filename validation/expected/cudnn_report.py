@@ -28,13 +28,14 @@ from roofcalc.hardware import load_hardware  # noqa: E402
 ROLES = {"h100/kernels/cudnn1/dev": "in-sample (fit set)", "h100/kernels/cudnn1/holdout10": "hold-out"}
 
 
-def kernel(c: dict[str, Any]) -> Kernel:
+def kernel(c: dict[str, Any], dtype: str = "bf16") -> Kernel:
+    """The SDPA call of a measured case as the hf implementation's sdpa_attention kernel."""
     b, h, kv, s, d = c["batch"], c["heads"], c["kv_heads"], c["seq"], c["head_dim"]
     return Kernel(
         name="sdpa_attention",
         model="cudnn_flash",
         help="SDPA (cuDNN)",
-        dtype="bf16",
+        dtype=dtype,
         threads=128,
         regs=255,
         smem=65536,
