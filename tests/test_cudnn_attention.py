@@ -228,3 +228,21 @@ def test_the_hold_out_as_evaluated_once() -> None:
     assert rep["role"] == "hold-out" and (s["cases"], s["within_0.8_1.25"], s["sdpa_default_is_cudnn"]) == (40, 37, 40)
     misses = [c for c in rep["cases"] if not 0.8 <= c["ratio"] <= 1.25]
     assert all(c["ratio"] > 1.25 and c["shape"]["seq"] < 300 for c in misses)
+
+
+def test_the_attention_op_offers_sdpas_default_pick() -> None:
+    """roofcalc op attention --impl sdpa: the op's one kernel is cuDNN's flash forward on an H100
+    (its time what _cudnn_flash gives; the op's FLOPs and bytes those of impl flash); a causal call
+    with more keys than queries is refused, since SDPA's is_causal aligns to the top left."""
+    args = ["op", "attention", "--batch", "2", "--heads", "12", "--kv-heads", "2", "--seq", "3000", "--causal"]
+    sdpa = run_json(*args, "--impl", "sdpa", "--hw", "h100")
+    flash = run_json(*args, "--impl", "flash", "--hw", "h100")
+    (k,) = sdpa["expected_kernels"]
+    assert k["name"] == "sdpa_attention" and k["model"] == "cudnn_flash"
+    assert k["seconds"] == pytest.approx(seconds("h100", attn(2, 12, 3000, 128, True, 2)), rel=1e-12)
+    assert (sdpa["flops"], sdpa["bytes"]) == (flash["flops"], flash["bytes"])
+    assert sdpa["expected_s"] < flash["expected_s"]
+    from .conftest import run
+
+    res = run("op", "attention", "--seq", "100", "--kv-seq", "200", "--causal", "--impl", "sdpa", "--hw", "h100")
+    assert res.exit_code == 2 and "aligned to the top left" in res.stderr, res.output
