@@ -255,6 +255,16 @@ def attention_case(batch: int, heads: int, kv_heads: int, seq: int, kv_seq: int,
                 return fn, check, (f"F.scaled_dot_product_attention({args}) [backend {default}, default; "
                                    f"flash refused: {why}]"), contextlib.nullcontext
 
+        if impl == "sdpa":  # SDPA as called plainly: its default backend (cuDNN's on H100/H200)
+            assert not causal or seq == kv_seq, "impl sdpa: is_causal is top-left aligned; give kv_seq = seq"
+
+            def fn():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+            default = sdpa_default_backend(q, k, v, causal, gqa)
+            return fn, check, (f"F.scaled_dot_product_attention(is_causal={causal}, enable_gqa={gqa}) "
+                               f"[backend {default}, default]"), contextlib.nullcontext
+
         # naive: every intermediate in device memory, as the op file's impl=naive describes
         g = heads // kv_heads
         scale = 1.0 / math.sqrt(head_dim)
@@ -587,6 +597,30 @@ def flash_dev_cases() -> list[dict[str, Any]]:
     return cs
 
 
+def sdpa_random_cases(seed: int, n: int = 48) -> list[dict[str, Any]]:
+    """SDPA called plainly (impl sdpa: its default backend, cuDNN's flash forward on H100/H200):
+    batch 1-8, 4-64 query heads, KV heads dividing them, head size 64 or 128, bf16 or fp16, 64-16,000
+    tokens log-uniform, causal three times in four (then keys = queries), else 64-16,000 keys of
+    their own; each call kept under about 8 x 32 heads x 8,192^2 scores at head size 128."""
+    import math
+    import random
+
+    rng = random.Random(seed)
+    cs: list[dict[str, Any]] = []
+    while len(cs) < n:
+        h = rng.randint(4, 64)
+        kv = rng.choice([k for k in range(1, h + 1) if h % k == 0 and k <= 16])
+        s = int(round(math.exp(rng.uniform(math.log(64), math.log(16000)))))
+        causal = rng.random() < 0.75
+        skv = s if causal else int(round(math.exp(rng.uniform(math.log(64), math.log(16000)))))
+        b = rng.randint(1, 8)
+        d = rng.choice((64, 128))
+        if b * h * s * skv * d > 8 * 32 * 8192 * 8192 * 128:
+            continue
+        cs.append(attention_case(b, h, kv, s, skv, d, causal, "sdpa", rng.choice(("bf16", "fp16"))))
+    return cs
+
+
 def small_side_random_cases(seed: int, n: int = 80, dtypes: tuple[str, ...] = ("fp32", "tf32")) -> list[dict[str, Any]]:
     """fp32 and tf32 GEMMs with one side of 2-16 (few rows or few columns, either at random), the
     other side and the depth log-uniform in 1-16384, half of them odd: the domain of the widened
@@ -779,6 +813,7 @@ def tiny_depth_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     return _distinct_gemms(n, _small_side_draw(rng, _log_sizes(rng), 2, 64, 16))
 
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
+         "sdpa-rand1": lambda: sdpa_random_cases(1),
          "vec-rand1": lambda: vector_side_random_cases(1),
          "shallow-rand1": lambda: shallow_random_cases(1),
          "flat-rand1": lambda: flat_random_cases(1), "flat-rand2": lambda: flat_random_cases(2),
