@@ -32,6 +32,7 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide146.json",
     "h100/ops-wide147.json",
     "h100/ops-small16-rand7.json",
+    "h100/ops-sdpa-rand1.json",
     "h100/llm-holdout22.json",
 )
 
