@@ -169,6 +169,8 @@ def op_result(c: Console, r: RooflineResult, breakdown: bool = False, terms: boo
             "[green]fits[/green]"
             if m.fits
             else f"[bold red]does not fit[/bold red]: needs at least {m.gpus_needed} GPUs of this kind"
+            if m.gpus_needed
+            else "[bold red]does not fit[/bold red] on any count of these GPUs the model accepts"
         )
         c.print(
             f"[bold]memory[/bold] {fmt_bytes(m.needed_bytes)} ({parts}){per} against "

@@ -530,7 +530,11 @@ def _no_fit_warning(m: MemoryFit) -> str:
     return (
         f"does not fit: needs {m.per_gpu_bytes / 1e9:,.1f} GB{per} against {m.usable_bytes / 1e9:,.1f} GB usable "
         f"({m.capacity_bytes / 1e9:,.1f} GB less a {m.reserve_bytes / 1e9:,.1f} GB reserve); "
-        f"at least {m.gpus_needed} GPUs of this kind"
+        + (
+            f"at least {m.gpus_needed} GPUs of this kind"
+            if m.gpus_needed
+            else f"no count of these GPUs the model accepts (up to {MAX_GPUS_SEARCHED:,}) holds it"
+        )
     )
 
 
@@ -724,7 +728,6 @@ def _expected_by_part(parts: list[BreakdownItem], exp: Any) -> list[BreakdownIte
 def _memory_fit(
     opdef: OpDef, env: dict[str, Value], values: dict[str, Any], hw: Hardware, reserve: float | None = None
 ) -> MemoryFit:
-    import math
 
     from .defaults import MEMORY_RESERVE_FIXED_BYTES, MEMORY_RESERVE_FRACTION
 
@@ -748,25 +751,40 @@ def _memory_fit(
         reserve_bytes=reserve,
         usable_bytes=usable,
         fits=per_gpu <= usable,
-        gpus_needed=_gpus_accepted(opdef, env, max(1, math.ceil(float(needed) / usable))),
+        gpus_needed=_gpus_needed(opdef, values, hw, usable),
     )
 
 
-def _gpus_accepted(opdef: OpDef, env: dict[str, Value], least: int) -> int:
-    """The smallest GPU count from ``least`` up that the op's checks accept (heads and the MLP
-    must split evenly), so a suggested count is one the model can run."""
+MAX_GPUS_SEARCHED = 4096
+
+
+def _gpus_needed(opdef: OpDef, values: dict[str, Any], hw: Hardware, usable: float) -> int:
+    """The fewest GPUs, up to MAX_GPUS_SEARCHED, that the op's checks accept (heads and the MLP
+    split evenly, and an implementation's own, such as transformers' KV heads) and whose per-GPU
+    share of the memory, its terms evaluated at that count, fits ``usable``; 0 where none does.
+    The KV cache is copied once GPUs outnumber its heads, so the memory never shrinks below one
+    GPU's over the count: the search starts there."""
+    import math
+
     name = opdef.gpus_param
-    if name is None:
-        return least
-    for g in range(least, least + 256):
-        trial = {**env, name: g}
-        if all(
-            name not in opdef.formula(f"checks.{i}.expr").names or _ev(opdef, f"checks.{i}.expr", trial)
-            for i, c in enumerate(opdef.checks)
-            if not c.needs
-        ):
+
+    def memory_at(g: int) -> float | None:
+        env = _env(opdef, {**values, name: g} if name else values, hw)
+        for i, c in enumerate(opdef.checks):
+            if not any(values[n] is None for n in c.needs) and not _ev(opdef, f"checks.{i}.expr", env):
+                return None
+        for tname in opdef.terms:
+            env[tname] = _ev(opdef, f"terms.{tname}", env)
+        return sum(float(_num(opdef, f"memory.{n}.expr", env)) for n in opdef.memory)
+
+    one = memory_at(1)
+    if name is None or one is None:
+        return 1 if one is not None and one <= usable else 0
+    for g in range(max(1, math.ceil(one / usable)), MAX_GPUS_SEARCHED + 1):
+        total = memory_at(g)
+        if total is not None and total / g <= usable:
             return g
-    return least
+    return 0
 
 
 def crossover(

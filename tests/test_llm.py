@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from roofcalc import analyze
-from roofcalc.errors import InputError
+from roofcalc.errors import CheckError, InputError
 from roofcalc.presets import load_presets, params_from_hf_config
 
 from .conftest import DATA, run, run_json
@@ -316,3 +317,29 @@ def test_full_attention_configs_pass(tmp_path: Path, changes: dict[str, object])
     f = tmp_path / "config.json"
     f.write_text(json.dumps(cfg))
     assert run("op", "decode", "--model-config", str(f), "--batch", "1").exit_code == 0
+
+
+def test_gpus_needed_is_a_count_the_model_accepts_and_that_holds_the_step() -> None:
+    """Found by a hostile test: the hint divided one GPU's memory by the capacity, so it named
+    counts the model refuses (69 for transformers' 405B, whose 8 KV heads the count must divide)
+    or that still do not fit (the KV cache is copied once GPUs outnumber its heads). Now: the
+    fewest accepted count that fits, checked here by evaluating at it and below (a 70B decode of
+    64 x 26,000 tokens: 9 by one GPU's memory over the capacity, 16 with the cache's copies); 0
+    where none up to 4,096 does."""
+    big: dict[str, Any] = {"model": "llama-3.1-405b", "impl": "hf", "batch": 64, "seq": 131072}
+    r = analyze("prefill", "h200", gpus=8, **big)
+    assert r.memory is not None and not r.memory.fits and r.memory.gpus_needed == 0
+    assert "no count of these GPUs the model accepts (up to 4,096) holds it" in r.warnings[0]
+    kv: dict[str, Any] = {"model": "llama-3.1-70b", "batch": 64, "context": 26000}
+    one = analyze("decode", "h100", **kv)
+    assert one.memory is not None and not one.memory.fits
+    n = one.memory.gpus_needed
+    at = analyze("decode", "h100", gpus=n, **kv)
+    assert at.memory is not None and at.memory.fits and n == 16
+    assert math.ceil(one.memory.needed_bytes / one.memory.usable_bytes) == 9
+    for g in range(1, n):  # every smaller count is refused or does not fit
+        try:
+            below = analyze("decode", "h100", gpus=g, **kv)
+        except CheckError:  # refused by the op's checks
+            continue
+        assert below.memory is not None and not below.memory.fits
