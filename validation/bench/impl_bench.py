@@ -470,6 +470,18 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                  num_key_value_heads=4, vocab_size=32064, tie_word_embeddings=False,
                                  max_position_embeddings=16384, original_max_position_embeddings=16384,
                                  sliding_window=None, pad_token_id=0)),
+    # impl-holdout10 (HOLDOUT.md): three layouts never run, on an H200, drawn in the eleventh
+    # session after its last change to the implementations
+    "qwen2-1b-h14kv2": ("qwen2", dict(hidden_size=1792, intermediate_size=9472, num_hidden_layers=20, num_attention_heads=14,
+                                      num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True,
+                                      rope_theta=1000000.0, max_position_embeddings=32768)),
+    "llama-2b-h40hd64": ("llama", dict(hidden_size=2560, intermediate_size=6912, num_hidden_layers=18, num_attention_heads=40,
+                                       num_key_value_heads=8, head_dim=64, vocab_size=128256, tie_word_embeddings=True,
+                                       rope_theta=500000.0, max_position_embeddings=131072)),
+    "mistral-2b-kv2": ("mistral", dict(hidden_size=2048, intermediate_size=7168, num_hidden_layers=22,
+                                       num_attention_heads=16, num_key_value_heads=2, head_dim=128, vocab_size=32768,
+                                       tie_word_embeddings=False, rope_theta=1000000.0,
+                                       max_position_embeddings=32768, sliding_window=None)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -563,6 +575,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(3, 800), (20, 1600)],
         prefill=[(1, 300), (2, 1200), (3, 2500), (1, 6000), (2, 4500)],
+    ),
+    # the eleventh session's second implementations' hold-out, on an H200: three layouts never
+    # run, long prompts beside short ones (cuDNN's flash forward and the step's last kernels)
+    "holdout10": dict(
+        models="qwen2-1b-h14kv2,llama-2b-h40hd64,mistral-2b-kv2",
+        decode=[(4, 1500), (24, 3000), (2, 9000)],
+        cache_variants=[],
+        dynamic=[(5, 1100)],
+        prefill=[(1, 500), (4, 1800), (1, 9000), (2, 12000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate

@@ -813,7 +813,7 @@ def tiny_depth_random_cases(seed: int, n: int = 80) -> list[dict[str, Any]]:
     return _distinct_gemms(n, _small_side_draw(rng, _log_sizes(rng), 2, 64, 16))
 
 PLANS = {"fixed": full_cases, "flash-dev": flash_dev_cases, "ln-rand1": lambda: layernorm_random_cases(1),
-         "sdpa-rand1": lambda: sdpa_random_cases(1),
+         "sdpa-rand1": lambda: sdpa_random_cases(1), "sdpa-rand2": lambda: sdpa_random_cases(2),
          "vec-rand1": lambda: vector_side_random_cases(1),
          "shallow-rand1": lambda: shallow_random_cases(1),
          "flat-rand1": lambda: flat_random_cases(1), "flat-rand2": lambda: flat_random_cases(2),
