@@ -243,6 +243,7 @@ def test_impl_commands() -> None:
         "h100/impl-holdout7",
         "h100/impl-holdout8",
         "h100/impl-holdout9",
+        "h200/impl-holdout10",
         "h100/impl-dev4-qwen3",
     ],
 )
@@ -312,6 +313,19 @@ def test_the_hold_out_targets_hold() -> None:
         "hf-phi3-1b-kv4-prefill-b1-s300",
         "hf-phi3-1b-kv4-prefill-b2-s1200",
     ]
+    # three more layouts on an H200, drawn and measured after the session's last model change:
+    # every GPU-paced prompt (up to 2 x 12,000 tokens) and every decode within; three host-paced
+    # 1 x 500 prompts out (validation/HOLDOUT.md)
+    h10 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout10.json").read_text())
+    assert {k: (v["within_target"], v["cases"]) for k, v in h10["summary"].items()} == {
+        "fused/prefill": (7, 8),
+        "fused/graphs": (6, 6),
+        "hf/prefill": (10, 12),
+        "hf/graphs": (9, 9),
+        "hf-dynamic/python": (3, 3),
+    }
+    misses = [r for r in h10["cases"] if not 0.8 <= r.get("ratio_host", r["ratio"]) <= 1.25 and r["kind"] == "prefill"]
+    assert all(r["label"].endswith("-b1-s500") and r["limiter"] == "host" for r in misses) and len(misses) == 3
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())

@@ -33,6 +33,7 @@ FRESH_HOLDOUTS = (
     "h100/ops-wide147.json",
     "h100/ops-small16-rand7.json",
     "h100/ops-sdpa-rand1.json",
+    "h200/ops-sdpa-rand2.json",
     "h100/llm-holdout22.json",
 )
 

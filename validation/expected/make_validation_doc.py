@@ -271,6 +271,7 @@ NAMED_SETS = (
     "h100/impl-holdout7",
     "h100/impl-holdout8",
     "h100/impl-holdout9",
+    "h200/impl-holdout10",
     "h100/impl-dev4-qwen3",
     "h100x2/impl-tp1",
     "h100x2/hf-tp-dev",
