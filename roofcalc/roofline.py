@@ -261,6 +261,19 @@ def _env(op: OpDef, params: Params, hw: Hardware) -> dict[str, Value]:
     return env
 
 
+def _checked_env(op: OpDef, values: Params, hw: Hardware) -> tuple[dict[str, Value], str | None]:
+    """The names the op's formulas read: its parameters, the part's figures and its terms; or,
+    where one of its checks refuses the parameters, that check's message (the terms unevaluated:
+    they may divide by what the check guards)."""
+    env = _env(op, values, hw)
+    for i, check in enumerate(op.checks):
+        if not any(values[n] is None for n in check.needs) and not _ev(op, f"checks.{i}.expr", env):
+            return env, check.message
+    for tname in op.terms:
+        env[tname] = _ev(op, f"terms.{tname}", env)
+    return env, None
+
+
 def _ev(op: OpDef, key: str, env: dict[str, Value]) -> Value:
     f = op.formula(key)
     try:
@@ -364,15 +377,9 @@ def evaluate(
     dtype = str(values["dtype"])
     peak = hw.peak(dtype)
     bw = hw.bandwidth
-    env = _env(opdef, values, hw)
-
-    for i, check in enumerate(opdef.checks):
-        if any(values[n] is None for n in check.needs):
-            continue
-        if not _ev(opdef, f"checks.{i}.expr", env):
-            raise CheckError(f"{opdef.name}: {check.message}")
-    for tname in opdef.terms:
-        env[tname] = _ev(opdef, f"terms.{tname}", env)
+    env, failed = _checked_env(opdef, values, hw)
+    if failed is not None:
+        raise CheckError(f"{opdef.name}: {failed}")
 
     flops = _num(opdef, "flops", env)
     exact = {name: _exact(opdef, f"bytes.{name}.expr", env) for name in opdef.bytes}
@@ -769,13 +776,8 @@ def _gpus_needed(opdef: OpDef, values: dict[str, Any], hw: Hardware, usable: flo
     name = opdef.gpus_param
 
     def memory_at(g: int) -> float | None:
-        env = _env(opdef, {**values, name: g} if name else values, hw)
-        for i, c in enumerate(opdef.checks):
-            if not any(values[n] is None for n in c.needs) and not _ev(opdef, f"checks.{i}.expr", env):
-                return None
-        for tname in opdef.terms:
-            env[tname] = _ev(opdef, f"terms.{tname}", env)
-        return sum(float(_num(opdef, f"memory.{n}.expr", env)) for n in opdef.memory)
+        env, failed = _checked_env(opdef, {**values, name: g} if name else values, hw)
+        return None if failed is not None else sum(float(_num(opdef, f"memory.{n}.expr", env)) for n in opdef.memory)
 
     one = memory_at(1)
     if name is None or one is None:

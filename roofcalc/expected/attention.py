@@ -10,7 +10,7 @@ import math
 from typing import Literal
 
 from ..hardware import Hardware
-from .card import DEPENDENT_ISSUE_CLK, Card, mma_rate
+from .card import DEPENDENT_ISSUE_CLK, Card, mma_rate, tensor_rate
 from .records import Kernel, KernelEstimate
 from .stream import _occupancy
 
@@ -189,8 +189,6 @@ def _cudnn_flash(hw: Hardware, c: Card, k: Kernel, dtype_bytes: float) -> list[K
     sees keys 0..i whatever the key count."""
     if hw.cc != (9, 0) or k.seq <= 1 or dtype_bytes != 2 or k.head_dim > 128 or not c.clock_hz or not c.sfu_per_clk:
         return _flash(hw, c, k, dtype_bytes)
-    from .card import tensor_rate
-
     padded = 64 if k.head_dim <= 64 else 128
     rate_sm = CUDNN_GEMM_FRACTION * tensor_rate(hw, k.dtype) / c.sms
     tensor = 4 * padded / rate_sm
