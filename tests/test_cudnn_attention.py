@@ -22,7 +22,7 @@ from roofcalc.expected.card import card, tensor_rate
 from roofcalc.expected.records import Kernel
 from roofcalc.hardware import load_hardware
 
-from .conftest import ROOT, load_script, run_json
+from .conftest import ROOT, load_script, run, run_json
 
 DEV = ROOT / "validation" / "expected" / "h100" / "kernels" / "cudnn1" / "dev.json"
 REPORT = load_script(ROOT / "validation" / "expected" / "cudnn_report.py")
@@ -173,8 +173,6 @@ def test_many_tiles_take_the_closed_form_within_a_tile_of_the_simulation(monkeyp
 @pytest.mark.parametrize("set_name", ["h100/kernels/cudnn1/dev", "h100/kernels/cudnn1/holdout10"])
 def test_the_committed_cudnn_reports_are_what_the_code_computes(set_name: str) -> None:
     """validation/expected/cudnn_report.py's reports, recomputed from the committed timings."""
-    from .conftest import load_script
-
     path = ROOT / "validation" / "expected" / f"{set_name}-report.json"
     mod = load_script(ROOT / "validation" / "expected" / "cudnn_report.py")
     assert json.loads(path.read_text()) == json.loads(json.dumps(mod.report(set_name)))
@@ -187,8 +185,6 @@ def test_an_attention_kernel_without_a_size_is_refused(tmp_path: Path, model: st
     prompt, key count or head size) ended in exit 70. Now one line, exit 1: a valid file whose
     formulas give no work for these parameters."""
     import yaml
-
-    from .conftest import run
 
     op = yaml.safe_load((ROOT / "ops" / "attention.yaml").read_text())
     k = next(k for k in op["kernels"] if k.get("model") == "flash")
@@ -206,8 +202,6 @@ def test_an_op_file_of_too_many_kernels_is_refused(tmp_path: Path) -> None:
     import yaml
 
     from roofcalc.opdefs import MAX_KERNELS
-
-    from .conftest import run
 
     op = yaml.safe_load((ROOT / "ops" / "attention.yaml").read_text())
     op["kernels"] = [{"name": f"k{i}", "help": "x"} for i in range(MAX_KERNELS + 1)]
@@ -242,7 +236,5 @@ def test_the_attention_op_offers_sdpas_default_pick() -> None:
     assert k["seconds"] == pytest.approx(seconds("h100", attn(2, 12, 3000, 128, True, 2)), rel=1e-12)
     assert (sdpa["flops"], sdpa["bytes"]) == (flash["flops"], flash["bytes"])
     assert sdpa["expected_s"] < flash["expected_s"]
-    from .conftest import run
-
     res = run("op", "attention", "--seq", "100", "--kv-seq", "200", "--causal", "--impl", "sdpa", "--hw", "h100")
     assert res.exit_code == 2 and "aligned to the top left" in res.stderr, res.output
