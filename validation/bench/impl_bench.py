@@ -482,6 +482,22 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                        num_attention_heads=16, num_key_value_heads=2, head_dim=128, vocab_size=32768,
                                        tie_word_embeddings=False, rope_theta=1000000.0,
                                        max_position_embeddings=32768, sliding_window=None)),
+    # impl-holdout11 (HOLDOUT.md): four layouts never run, drawn in the twelfth session before the
+    # implementation's own host time per layer (host_layer_s) entered the model
+    "llama-1b-kv2-20l": ("llama", dict(hidden_size=2048, intermediate_size=5504, num_hidden_layers=20,
+                                       num_attention_heads=16, num_key_value_heads=2, vocab_size=64000,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-3b-h24-16l": ("mistral", dict(hidden_size=3072, intermediate_size=9216, num_hidden_layers=16,
+                                           num_attention_heads=24, num_key_value_heads=8, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen3-2b-kv8": ("qwen3", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=24, num_attention_heads=16,
+                                   num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+                                   rope_theta=1000000.0, max_position_embeddings=40960)),
+    "phi3-2b-kv4-18l": ("phi3", dict(hidden_size=2560, intermediate_size=6912, num_hidden_layers=18,
+                                     num_attention_heads=20, num_key_value_heads=4, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -584,6 +600,16 @@ SETS = {
         cache_variants=[],
         dynamic=[(5, 1100)],
         prefill=[(1, 500), (4, 1800), (1, 9000), (2, 12000)],
+    ),
+    # the twelfth session's hold-out for the implementation's own host time per layer: four layouts
+    # never run, prompts the host paces and ones the GPU paces, prefill of hf and fused (with
+    # --host-layers), and fused graph decode
+    "holdout11": dict(
+        models="llama-1b-kv2-20l,mistral-3b-h24-16l,qwen3-2b-kv8,phi3-2b-kv4-18l",
+        decode=[(6, 2200)],
+        cache_variants=[],
+        dynamic=[],
+        prefill=[(1, 250), (1, 450), (2, 350), (2, 2400), (1, 7000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
@@ -874,6 +900,35 @@ def profiler_check(name: str, batch: int, seq: int, steps: int) -> dict[str, Any
     }
 
 
+_TINY: dict[tuple[str, str], Any] = {}
+
+
+def host_layer_s(impl: str, name: str) -> float:
+    """The implementation's own host time per decoder layer now (host_track.py's measure: the
+    model's config at 2 and at 6 layers, a 4-token prefill, the GPU almost idle, the difference
+    of the medians over the 4 layers); the tiny models are built once per process."""
+    from host_track import build, per_layer
+
+    if (impl, name) not in _TINY:
+        _TINY[impl, name] = (build(impl, name, 2, 1, 4), build(impl, name, 6, 1, 4))
+    return float(per_layer(*_TINY[impl, name])["s"])
+
+
+def with_host_layers(on: bool, impl: str, name: str, fn: Any) -> Any:
+    """fn, and with ``on`` the implementation's own host time per layer timed just before and just
+    after it, recorded as host_layer_s = {"before": s, "after": s}."""
+    if not on:
+        return fn
+
+    def run() -> dict[str, Any]:
+        before = host_layer_s(impl, name)
+        res = dict(fn())
+        res["host_layer_s"] = {"before": before, "after": host_layer_s(impl, name)}
+        return res
+
+    return run
+
+
 def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
     spec = SETS[args.set]
     tdir = out / "traces"
@@ -999,8 +1054,13 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                 lab = f"hf-{name}-prefill-b{b}-s{s}"
                 record(
                     {**base, "label": lab, "impl": "hf", "phase": "prefill", "batch": b, "seq": s},
-                    lambda b=b, s=s, lab=lab: hf_prefill(
-                        model, cfg, b, s, max(5, args.steps // 2), tpath("prefill", lab)
+                    with_host_layers(
+                        args.host_layers,
+                        "hf",
+                        name,
+                        lambda b=b, s=s, lab=lab: hf_prefill(
+                            model, cfg, b, s, max(5, args.steps // 2), tpath("prefill", lab)
+                        ),
                     ),
                 )
         del model
@@ -1026,8 +1086,13 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                 lab = f"fused-{name}-prefill-b{b}-s{s}"
                 record(
                     {**base, "label": lab, "impl": "fused", "phase": "prefill", "batch": b, "seq": s},
-                    lambda b=b, s=s, lab=lab: fused_prefill(
-                        cfgd, b, s, max(5, args.steps // 2), tpath("fused-prefill", lab)
+                    with_host_layers(
+                        args.host_layers,
+                        "fused",
+                        name,
+                        lambda b=b, s=s, lab=lab: fused_prefill(
+                            cfgd, b, s, max(5, args.steps // 2), tpath("fused-prefill", lab)
+                        ),
                     ),
                 )
 
@@ -1044,6 +1109,11 @@ def main() -> int:
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--trace-shapes", action="store_true", help="also trace the set's trace_decode shapes (hf-static)")
     ap.add_argument("--host", action="store_true", help="time the host's figures first (host_figures)")
+    ap.add_argument(
+        "--host-layers",
+        action="store_true",
+        help="time each prefill's implementation's own host time per layer around it (host_layer_s)",
+    )
     ap.add_argument(
         "--profiler-check", action="store_true", help="last: a prefill timed before and after a profiler session"
     )

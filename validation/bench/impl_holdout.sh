@@ -2,11 +2,12 @@
 # One process per model (cuDNN's plan cache is per process: models with the same head shapes
 # would otherwise find each other's plans), then one times.json of them all.
 #   bash impl_holdout.sh OUTDIR SET "model,model,..." [IMPLS]
+# IMPL_BENCH_EXTRA: more options for each impl_bench.py (default: --profiler-check)
 set -uo pipefail
 out=$1; set_name=$2; models=$3; impls=${4:-hf-static,hf-dynamic,hf-prefill,fused}
 mkdir -p "$out"
 for m in ${models//,/ }; do
-  PYTHONUNBUFFERED=1 python3 impl_bench.py --out "$out/$m" --set "$set_name" --models "$m" --impls "$impls" --host --profiler-check --budget-s 100
+  PYTHONUNBUFFERED=1 python3 impl_bench.py --out "$out/$m" --set "$set_name" --models "$m" --impls "$impls" --host ${IMPL_BENCH_EXTRA---profiler-check} --budget-s 100
 done
 python3 - "$out" "$models" <<'PY'
 import json, sys
