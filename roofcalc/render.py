@@ -199,6 +199,8 @@ def expected_block(c: Console, r: RooflineResult, terms: bool = True) -> None:
             c.print(f"[dim]expected time: {esc(n)}[/dim]")
         return
     where = "calibrated" if r.calibrated else "registry figures"
+    if r.host_figure:
+        where += f"; {r.host_figure}"
     t = Table(
         title=f"expected on this card ({esc(r.expected_launch or '')} timing, {where})",
         title_justify="left",

@@ -107,6 +107,8 @@ class RooflineResult(Record):
     warnings: list[str]
     t_interconnect_s: float = 0.0
     interconnect_bytes: int | float = 0
+    # where the host's op time was given for this call rather than read off the card (--host-layer)
+    host_figure: str | None = None
     tokens: int | float | None = None
     tokens_per_s: float | None = None
     time_label: str | None = None
@@ -357,6 +359,15 @@ def _held_at_the_bound(exp: Any, bound: float) -> Any:
     )
 
 
+def _given_host(hw: Hardware) -> str | None:
+    """The host op time given for this call (roofcalc.validation.with_host_op), as it says where
+    it came from; None where the card's own figure stands."""
+    fig = hw.expected.torch_op_floor_s
+    if fig is None or fig.source != "host-rate":
+        return None
+    return f"host {fig.value * 1e6:.2f} us an op ({fig.note})" if fig.note else f"host {fig.value * 1e6:.2f} us an op"
+
+
 def evaluate(
     opdef: OpDef,
     hw: Hardware,
@@ -470,6 +481,7 @@ def evaluate(
         attainable_flops_per_s=attainable,
         fraction_of_peak=attainable / peak,
         calibrated=hw.calibration is not None,
+        host_figure=_given_host(hw),
         info=info,
         warnings=warnings,
         t_interconnect_s=t_ic,

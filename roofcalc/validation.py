@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -372,13 +372,29 @@ def case_host_op(case: dict[str, Any], where: str) -> float | None:
     return max(means)
 
 
-def with_host_op(hw: Hardware, op: float, whose: str) -> Hardware:
+def case_host_layer(case: dict[str, Any], where: str) -> float | None:
+    """An implementation's own host time per decoder layer while a case's steps ran
+    (impl_bench.py --host-layers: ``host_layer_s``, timed just before and just after them), their
+    mean; None where the case recorded none. A malformed or implausible record is an InputError."""
+    rec = case.get("host_layer_s")
+    if rec is None:
+        return None
+    vals = [rec.get(k) for k in ("before", "after")] if isinstance(rec, dict) else []
+    times = [float(v) for v in vals if _real(v) and 0 < v < 1]
+    if len(times) != 2:
+        raise InputError(
+            f"{where}: host_layer_s is not {{before: seconds, after: seconds}} under 1 s (got {rec!r:.80})"
+        )
+    return sum(times) / 2
+
+
+def with_host_op(hw: Hardware, op: float, whose: str, kind: Literal["measured", "derived"] = "measured") -> Hardware:
     """``hw`` with the host's cost per op ``op`` (s); its compiled-call figures, where it gives
-    them, scale with it (a host's speed moves both: validation/expected/h100/host/jitter1/)."""
+    them, scale with it (a host's speed moves both: validation/expected/h100/host/jitter1/).
+    ``kind``: "measured" (a hot loop of one op) or "derived" (an implementation's own host time
+    per layer over the ops the model counts in it, roofcalc.impl.host_layer)."""
     base = hw.expected.torch_op_floor_s
-    update: dict[str, Any] = {
-        "torch_op_floor_s": PositiveFigure(value=op, source="host-rate", kind="measured", note=whose)
-    }
+    update: dict[str, Any] = {"torch_op_floor_s": PositiveFigure(value=op, source="host-rate", kind=kind, note=whose)}
     for name in ("compiled_kernel_host_s", "compiled_entry_host_s"):
         fig = getattr(hw.expected, name)
         if fig is not None and base is not None:

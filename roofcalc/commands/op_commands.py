@@ -19,6 +19,7 @@ from .common import (
     NameType,
     RangeOrInt,
     SizeType,
+    TimeType,
     emit_json,
     finish_view,
     one_chart_path,
@@ -159,6 +160,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
         strict: bool = False,
         memory_reserve: int | None = None,
         impl_file: str | None = None,
+        host_layer: float | None = None,
         **given: Any,
     ) -> None:
         from ..resolve import resolve_hardware
@@ -186,7 +188,15 @@ def build_op_command(opdef: OpDef) -> click.Command:
                     "drop the option, or trace the step you mean"
                 )
             impl = load_impl(impl_file)
+        if host_layer is not None and impl_file:
+            raise InputClickError("--host-layer: an --impl-file step takes its host's time from its trace; drop one")
         params, preset = split_preset(opdef, given)
+        if host_layer is not None:
+            from ..impl.host_layer import host_op_from_layer
+            from ..validation import with_host_op
+
+            op_s = host_op_from_layer(opdef, hw, params, preset, host_layer)
+            hw = with_host_op(hw, op_s, f"--host-layer {host_layer * 1e6:g} us a layer", kind="derived")
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
         if impl is not None:
             from ..impl import with_implementation
@@ -232,6 +242,17 @@ def build_op_command(opdef: OpDef) -> click.Command:
                 metavar="FILE.yaml",
                 help="the expected time of your own implementation, from 'roofcalc trace FILE --save-impl' "
                 "(instead of a named one, --impl)",
+            )
+        )
+        params.append(
+            click.Option(
+                ["--host-layer"],
+                type=TimeType(),
+                default=None,
+                metavar="TIME",
+                help="a step issued from Python: your implementation's host time per decoder layer on your "
+                "machine (e.g. 1.2ms; docs/implementations.md: how to time it), in place of the card's "
+                "host figures",
             )
         )
     if opdef.breakdown:

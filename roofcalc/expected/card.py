@@ -56,6 +56,9 @@ class Card:
     stream_floor: float
     graph_floor: float
     torch_floor: float
+    # the host's op time is the pace of an implementation's own Python, from its host time per layer
+    # (roofcalc.impl.host_layer), not a hot loop of one op
+    torch_floor_from_layer: bool
     compiled_kernel: float  # the host's cost per kernel launched from a compiled function (s)
     compiled_entry: float  # the host's cost per entry into a compiled function (s)
     clock_hz: float  # SM clock under load
@@ -206,6 +209,9 @@ def _card(hw: Hardware) -> Card:
         stream_floor=floor("stream_floor_s"),
         graph_floor=fig("graph_floor_s"),
         torch_floor=fig("torch_op_floor_s"),  # the host's cost per op: no GPU figure stands in for it
+        torch_floor_from_layer=e.torch_op_floor_s is not None
+        and e.torch_op_floor_s.source == "host-rate"
+        and e.torch_op_floor_s.kind == "derived",
         # a compiled function's launches and entry, else in proportion to the op floor (same host)
         compiled_kernel=fig("compiled_kernel_host_s", False) or COMPILED_KERNEL_OPS * fig("torch_op_floor_s", False),
         compiled_entry=fig("compiled_entry_host_s", False) or COMPILED_ENTRY_OPS * fig("torch_op_floor_s", False),

@@ -379,7 +379,12 @@ def _host_issued(c: Card, n_host: int, n_coll: int, n_compiled: int, entries: in
     if n_host:
         issued.append(
             f"{count(n_host, 'PyTorch op')} at {host_op * 1e6:.1f} us ({EAGER_STEP_HOST_FACTOR:g} x the "
-            f"{c.torch_floor * 1e6:.1f} us of a hot loop of one op)"
+            f"{c.torch_floor * 1e6:.1f} us "
+            + (
+                "an op of the implementation's own host time per layer)"
+                if c.torch_floor_from_layer
+                else "of a hot loop of one op)"
+            )
         )
     if n_coll:
         issued.append(f"{count(n_coll, 'collective')} at {COLLECTIVE_STEP_HOST_OPS * c.torch_floor * 1e6:.0f} us")

@@ -26,7 +26,8 @@ from roofcalc.opdefs import load_op  # noqa: E402
 from roofcalc.presets import params_from_hf_config  # noqa: E402
 from roofcalc.resolve import resolve_hardware  # noqa: E402
 from roofcalc.roofline import evaluate  # noqa: E402
-from roofcalc.validation import case_host_op, with_host_op  # noqa: E402
+from roofcalc.impl.host_layer import host_op_from_layer  # noqa: E402
+from roofcalc.validation import case_host_layer, case_host_op, with_host_op  # noqa: E402
 
 TRACES = ROOT / "validation" / "traces"
 # the targets: prefill, decode replayed from a CUDA graph, decode issued from Python
@@ -130,12 +131,25 @@ def report(set_name: str) -> dict[str, Any]:
         row["limiter"] = r.expected_limiter
         # the host's speed timed around the case's own steps where the set has it, else the one
         # timed at the start of its process (one process per model), else the run's
+        # the implementation's own host time per layer timed around the case (impl_bench.py
+        # --host-layers) where the set has it, else the hot loop's around the case, else the one
+        # timed at the start of its process (one process per model), else the run's
+        layer = case_host_layer(case, case["label"])
         per_case = case_host_op(case, case["label"])
         host_op = per_case or case.get("host") or (host or {}).get("torch_op_s")
-        if per_case:
-            row["host_figure"] = "around the case"
-        if host_op:
-            rh = evaluate(op, with_host_op(hw, host_op, f"{set_name} host"), p, preset)
+        host_hw = None
+        if layer:
+            row["host_figure"] = "the implementation's per layer around the case"
+            row["host_layer_s"] = layer
+            host_hw = with_host_op(
+                hw, host_op_from_layer(op, hw, p, preset, layer), f"{set_name} host per layer", kind="derived"
+            )
+        elif host_op:
+            if per_case:
+                row["host_figure"] = "around the case"
+            host_hw = with_host_op(hw, host_op, f"{set_name} host")
+        if host_hw is not None:
+            rh = evaluate(op, host_hw, p, preset)
             row["expected_host_s"] = rh.expected_s
             row["ratio_host"] = case["median_s"] / rh.expected_s
         rows.append(row)
@@ -168,7 +182,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[f"{impl}/{kind}"] = {
                 "cases": len(xs),
                 "figures": (
-                    "host around each case"
+                    "the implementation's host time per layer around each case"
+                    if all(r.get("host_layer_s") for r in sel)
+                    else "host around each case"
                     if all(r.get("host_figure") for r in sel)
                     else "mixed: around the case where timed, else of the run"
                     if any(r.get("host_figure") for r in sel)

@@ -1,0 +1,109 @@
+"""Measured / expected for host_track.py's host-paced prefills, with two figures of the host timed
+around them in the same process: the hot loop of one PyTorch op (the card's unit of host work) and
+the implementation's own host time per layer (a 4-token prefill of the config at 2 and 6 layers;
+roofcalc.impl.host_layer turns it into the pace of the implementation's ops). Each is the mean of
+its timing before and after the round's prompts. Writes validation/expected/<card>/<set>.json; no GPU.
+
+    python3 validation/expected/host_track_report.py h200/host-track1
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from named_report import TARGETS, params_of  # noqa: E402
+
+from roofcalc.impl.host_layer import host_op_from_layer  # noqa: E402
+from roofcalc.opdefs import load_op  # noqa: E402
+from roofcalc.resolve import resolve_hardware  # noqa: E402
+from roofcalc.roofline import evaluate  # noqa: E402
+from roofcalc.validation import with_host_op  # noqa: E402
+
+TRACES = ROOT / "validation" / "traces"
+
+
+def report(set_name: str) -> dict[str, Any]:
+    card = set_name.split("/")[0]
+    hw = resolve_hardware(card, None, None)
+    op = load_op("prefill")
+    files = sorted((TRACES / set_name).glob("*/host_track.json"))
+    if not files:
+        raise SystemExit(f"{set_name}: no */host_track.json")
+    rows: list[dict[str, Any]] = []
+    device = None
+    for f in files:
+        doc = json.loads(f.read_text())
+        device = doc["device"]
+        for rec in doc["cases"]:
+            hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
+            layer = (rec["layer_before"]["s"] + rec["layer_after"]["s"]) / 2
+            for pr in rec["prompts"]:
+                case = {"config": rec["config"], "impl": rec["impl"], "phase": "prefill", **pr}
+                p, preset = params_of(case)
+                by_hot = evaluate(op, with_host_op(hw, hot, "hot loop around the round"), p, preset)
+                op_s = host_op_from_layer(op, hw, p, preset, layer)
+                by_layer = evaluate(op, with_host_op(hw, op_s, "host per layer", kind="derived"), p, preset)
+                rows.append(
+                    {
+                        "process": f.parent.name,
+                        "model": rec["model"],
+                        "impl": rec["impl"],
+                        "round": rec["round"],
+                        "batch": pr["batch"],
+                        "seq": pr["seq"],
+                        "measured_s": pr["median_s"],
+                        "hot_op_s": hot,
+                        "host_layer_s": layer,
+                        "impl_op_s": op_s,
+                        "limiter": by_layer.expected_limiter,
+                        "ratio_hot_loop": pr["median_s"] / by_hot.expected_s,
+                        "ratio_host_layer": pr["median_s"] / by_layer.expected_s,
+                    }
+                )
+    lo, hi = TARGETS["prefill"]
+    summary: dict[str, Any] = {}
+    for impl in sorted({r["impl"] for r in rows}):
+        sel = [r for r in rows if r["impl"] == impl]
+        for key in ("ratio_hot_loop", "ratio_host_layer"):
+            xs = [r[key] for r in sel]
+            summary[f"{impl}/{key}"] = {
+                "cases": len(xs),
+                "median": round(statistics.median(xs), 3),
+                "min": round(min(xs), 3),
+                "max": round(max(xs), 3),
+                "within_target": sum(lo <= x <= hi for x in xs),
+            }
+    return {
+        "schema": "roofcalc-host-track-report-1",
+        "set": set_name,
+        "role": "development: no figure fitted on it",
+        "device": device,
+        "command": f"python3 validation/expected/host_track_report.py {set_name}",
+        "target": [lo, hi],
+        "summary": summary,
+        "cases": rows,
+    }
+
+
+def main(argv: list[str]) -> int:
+    for set_name in argv:
+        rep = report(set_name)
+        card, name = set_name.split("/")
+        path = ROOT / "validation" / "expected" / card / f"{name}.json"
+        path.write_text(json.dumps(rep, indent=1) + "\n")
+        print(path.relative_to(ROOT))
+        for k, v in rep["summary"].items():
+            print(f"  {k:28s} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
