@@ -68,12 +68,14 @@ def build(impl: str, name: str, layers: int | None, batch: int, seq: int) -> Any
     return lambda: model(input_ids=ids, use_cache=True).logits[:, -1].argmax(-1)
 
 
-def per_layer(s2: Any, s6: Any) -> dict[str, Any]:
-    for _ in range(3):
+def per_layer(s2: Any, s6: Any, warm: int = 3, n: int = 12) -> dict[str, Any]:
+    """The host's time per layer: ``warm`` steps of each depth, then ``n`` of each interleaved,
+    the difference of the medians over the 4 layers."""
+    for _ in range(warm):
         s2()
         s6()
     t2, t6 = [], []
-    for _ in range(12):
+    for _ in range(n):
         t2.append(sync_time(s2))
         t6.append(sync_time(s6))
     return {"s": (statistics.median(t6) - statistics.median(t2)) / 4, "t2_s": t2, "t6_s": t6}

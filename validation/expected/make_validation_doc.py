@@ -272,6 +272,7 @@ NAMED_SETS = (
     "h100/impl-holdout8",
     "h100/impl-holdout9",
     "h200/impl-holdout10",
+    "h200/impl-holdout11",
     "h100/impl-dev4-qwen3",
     "h100x2/impl-tp1",
     "h100x2/hf-tp-dev",
@@ -310,9 +311,10 @@ def named_section() -> list[str]:
         "(`fused`, `validation/bench/fused_model.py`) on random-weight models from configs, timed by",
         '`validation/bench/impl_bench.py` and, under tensor parallelism (transformers\' `tp_plan="auto"`),',
         "`validation/bench/hf_tp.py` (`python3 validation/expected/named_report.py SET`). Ratios use",
-        "the host's op time timed just before and after each step issued from Python where the set",
-        "has it (`host around each case`), else the one timed in the same process (`host of the run`),",
-        "else the registry's. Targets: prefill [0.8, 1.25], decode from a CUDA graph",
+        "the implementation's own host time per layer timed just before and after each prefill where",
+        "the set has it (`impl_bench.py --host-layers`), else the host's op time timed around each step",
+        "issued from Python (`host around each case`), else the one timed in the same process (`host of",
+        "the run`), else the registry's. Targets: prefill [0.8, 1.25], decode from a CUDA graph",
         "[0.85, 1.2], decode from Python [0.67, 1.5]. A set's role is per kind of step: a hold-out",
         "whose host-paced steps informed a change counts those in-sample since (each report's",
         "`note`). The host-paced steps of impl-dev1 and impl-dev2 ran after a profiler session in",
@@ -344,9 +346,65 @@ def named_section() -> list[str]:
                         f"{v['min']:.2f}-{v['max']:.2f}",
                     ]
                 )
-    return lines + table(
+    both = []
+    for set_name in NAMED_SETS:
+        card_dir, name = set_name.split("/")
+        path = HERE / card_dir / f"named-{name}.json"
+        if path.exists():
+            for key, v in json.loads(path.read_text())["summary"].items():
+                if "within_target_hot_loop" in v:
+                    both.append(
+                        f"- `{set_name}` {key}: {v['within_target']} of {v['cases']} within target with the "
+                        f"implementation's host time per layer; {v['within_target_hot_loop']} of {v['cases']} "
+                        "with the hot loop timed around the same cases."
+                    )
+    out = lines + table(
         ["role", "set", "implementation/step", "figures", "cases", "within target", "median", "range"], rows
     )
+    if both:
+        out += ["", "Where a set timed both figures of the host around its cases:", "", *both]
+    return out
+
+
+HOST_TRACK_SETS = ("h200/host-track1",)
+
+
+def host_track_section() -> list[str]:
+    """Host-paced prefills against two figures of the host timed around them (host_track_report.py)."""
+    rows = []
+    for set_name in HOST_TRACK_SETS:
+        path = HERE / f"{set_name}.json"
+        if not path.exists():
+            continue
+        rep = json.loads(path.read_text())
+        for key, v in rep["summary"].items():
+            impl, ratio = key.split("/")
+            rows.append(
+                [
+                    f"`{set_name}`",
+                    impl,
+                    "the implementation's own host time per layer"
+                    if ratio == "ratio_host_layer"
+                    else "hot loop of one op",
+                    str(v["cases"]),
+                    f"{v['within_target']} of {v['cases']}",
+                    f"{v['median']:.3f}",
+                    f"{v['min']:.2f}-{v['max']:.2f}",
+                ]
+            )
+    lines = [
+        "## The host's pace of a host-paced prefill",
+        "",
+        "Short prompts issued from Python take their host's time. `validation/bench/host_track.py` timed",
+        "two figures of the host around such prefills in the same process (development data, nothing",
+        "fitted on it): the hot loop of one PyTorch op, the card's unit of host work, and the",
+        "implementation's own host time per layer (the config at 2 and 6 layers, a 4-token prefill),",
+        "which `roofcalc.impl.host_layer` turns into the pace of the implementation's ops",
+        "(`--host-layer`). Within [0.8, 1.25] of the model with each",
+        "(`python3 validation/expected/host_track_report.py SET`):",
+        "",
+    ]
+    return lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
 
 
 CUDNN_SETS = ("h100/kernels/cudnn1/dev", "h100/kernels/cudnn1/holdout10")
@@ -502,6 +560,7 @@ def render() -> str:
     lines += ["", *traced_section()]
     lines += ["", *named_section()]
     lines += ["", *cudnn_section()]
+    lines += ["", *host_track_section()]
     lines += ["", *totals_section()]
     lines += ["", *sets_section(reps)]
     return "\n".join(lines) + "\n"
