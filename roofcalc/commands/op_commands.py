@@ -171,6 +171,9 @@ def build_op_command(opdef: OpDef) -> click.Command:
         if impl_file:
             from ..impl import load_impl
 
+            if host_layer is not None:
+                raise InputClickError("--host-layer: an --impl-file step takes its host's time from its trace; drop one")
+
             chosen = [f"--{k}" for k in ("impl", "engine") if given.get(k) is not None]
             if chosen:
                 raise InputClickError(
@@ -188,8 +191,6 @@ def build_op_command(opdef: OpDef) -> click.Command:
                     "drop the option, or trace the step you mean"
                 )
             impl = load_impl(impl_file)
-        if host_layer is not None and impl_file:
-            raise InputClickError("--host-layer: an --impl-file step takes its host's time from its trace; drop one")
         params, preset = split_preset(opdef, given)
         if host_layer is not None:
             from ..impl.host_layer import host_op_from_layer
