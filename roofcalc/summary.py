@@ -96,12 +96,16 @@ def pace(limiter: str | None) -> str | None:
     return None if not limiter else "host" if limiter == "host" else "gpu"
 
 
-def band_for(op: str, params: dict[str, Any], limiter: str | None = None) -> Band | None:
+def band_for(op: str, params: dict[str, Any], limiter: str | None = None, host_layer: bool = False) -> Band | None:
     """The band of this kind of result; for a step issued from Python whose limiter the model
-    gives, that of the steps paced the same way (pace) where bands.json has one."""
+    gives, that of the steps paced the same way (pace) where bands.json has one, and with
+    ``host_layer`` (the host's pace from the implementation's own time per layer, --host-layer),
+    that of the steps timed with that figure where it has one."""
     kind = band_kind(op, params)
-    paced = band_named(f"{kind}/{pace(limiter)}") if limiter and "/python/" in kind else None
-    return paced or band_named(kind)
+    if not (limiter and "/python/" in kind):
+        return band_named(kind)
+    layered = band_named(f"{kind}/{pace(limiter)}/host-layer") if host_layer else None
+    return layered or band_named(f"{kind}/{pace(limiter)}") or band_named(kind)
 
 
 def band_named(kind: str) -> Band | None:
@@ -127,7 +131,13 @@ def summarize(r: RooflineResult, implementation: str | None = None, band_kind: s
     impl = implementation or implementation_of(r.op, r.params)
     kind = f"{r.op}/{band_kind}" if implementation else None
     band = (
-        (band_named(kind) if kind else band_for(r.op, r.params, r.expected_limiter))
+        (
+            band_named(kind)
+            if kind
+            else band_for(
+                r.op, r.params, r.expected_limiter, r.host_figure is not None and "--host-layer" in r.host_figure
+            )
+        )
         if r.expected_s is not None
         else None
     )

@@ -172,7 +172,9 @@ def build_op_command(opdef: OpDef) -> click.Command:
             from ..impl import load_impl
 
             if host_layer is not None:
-                raise InputClickError("--host-layer: an --impl-file step takes its host's time from its trace; drop one")
+                raise InputClickError(
+                    "--host-layer: an --impl-file step takes its host's time from its trace; drop one"
+                )
 
             chosen = [f"--{k}" for k in ("impl", "engine") if given.get(k) is not None]
             if chosen:

@@ -273,6 +273,7 @@ NAMED_SETS = (
     "h100/impl-holdout9",
     "h200/impl-holdout10",
     "h200/impl-holdout11",
+    "h200/impl-holdout12",
     "h100/impl-dev4-qwen3",
     "h100x2/impl-tp1",
     "h100x2/hf-tp-dev",
