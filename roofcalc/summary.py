@@ -98,13 +98,14 @@ def pace(limiter: str | None) -> str | None:
 
 def band_for(op: str, params: dict[str, Any], limiter: str | None = None, host_layer: bool = False) -> Band | None:
     """The band of this kind of result; for a step issued from Python whose limiter the model
-    gives, that of the steps paced the same way (pace) where bands.json has one, and with
-    ``host_layer`` (the host's pace from the implementation's own time per layer, --host-layer),
-    that of the steps timed with that figure where it has one."""
+    gives, that of the steps paced the same way (pace) where bands.json has one, and for a step
+    the host paces with ``host_layer`` (the host's pace from the implementation's own time per
+    layer, --host-layer), that of such steps timed with that figure where it has one."""
     kind = band_kind(op, params)
     if not (limiter and "/python/" in kind):
         return band_named(kind)
-    layered = band_named(f"{kind}/{pace(limiter)}/host-layer") if host_layer else None
+    # a step the GPU paces does not move with the host's figure: its band stays that of such steps
+    layered = band_named(f"{kind}/host/host-layer") if host_layer and pace(limiter) == "host" else None
     return layered or band_named(f"{kind}/{pace(limiter)}") or band_named(kind)
 
 

@@ -74,7 +74,7 @@ def test_host_layer_paces_a_host_paced_step(tmp_path: Path) -> None:
     args = ["op", "prefill", "--model-config", config_file(tmp_path), "--impl", "fused", "--batch", "1", "--seq", "300"]
     doc = run_json(*args, "--hw", "h100", "--host-layer", "592us", "--terms")
     assert doc["expected_limiter"] == "host"
-    assert "--host-layer 592 us a layer" in doc["host_figure"]
+    assert f"--host-layer 592 us a layer over the {per_layer:.1f} host ops counted in it" in doc["host_figure"]
     # twice the time per layer, twice the host's side of the step; the GPU's tail (the logits GEMM
     # and the argmax, issued last) is the same in both
     doc2 = run_json(*args, "--hw", "h100", "--host-layer", "1184us")
@@ -82,20 +82,24 @@ def test_host_layer_paces_a_host_paced_step(tmp_path: Path) -> None:
     tail = sum(t["seconds"] for t in doc["expected_terms"] if t["name"] in ("lm_head", "argmax"))
     assert 0 <= doc["expected_s"] - host_total - tail < 10e-6  # each queued at its stream floor
     why = next(t["reason"] for t in doc["expected_terms"] if t["name"] == "host issue")
-    assert "164 PyTorch ops" in why and "an op of the implementation's own host time per layer" in why
+    assert "164 PyTorch ops" in why and "an op that --host-layer gives" in why
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
         (["--impl", "fused", "--context", "300"], "replayed from a CUDA graph"),
+        # a graph step whose layers take the GPU longer than a millisecond is no host-paced step either
+        (["--impl", "fused", "--context", "16000", "--batch", "256"], "replayed from a CUDA graph"),
         (["--impl", "fused", "--seq", "300", "--host-layer", "1.5s"], "not a host time per layer"),
+        (["--impl", "fused", "--seq", "300", "--host-layer", "1e-15"], "not a host time per layer"),
         (["--impl", "fused", "--seq", "300", "--host-layer", "fast"], "not a duration"),
     ],
 )
 def test_host_layer_refusals(tmp_path: Path, extra: list[str], message: str) -> None:
     phase = "decode" if "--context" in extra else "prefill"
-    args = ["op", phase, "--model-config", config_file(tmp_path), "--batch", "1", *extra]
+    batch = [] if "--batch" in extra else ["--batch", "1"]
+    args = ["op", phase, "--model-config", config_file(tmp_path), *batch, *extra]
     if "--host-layer" not in extra:
         args += ["--host-layer", "1ms"]
     r = run(*args)
@@ -124,8 +128,25 @@ def test_host_layer_and_an_impl_file_exclude_each_other(tmp_path: Path) -> None:
 def test_a_malformed_host_layer_record_is_refused(rec: object) -> None:
     with pytest.raises(InputError, match="host_layer_s"):
         case_host_layer({"host_layer_s": rec}, "case")
+
+
+def test_a_host_layer_record_is_the_mean_of_its_two_timings() -> None:
     assert case_host_layer({}, "case") is None
     assert case_host_layer({"host_layer_s": {"before": 1e-3, "after": 3e-3}}, "case") == pytest.approx(2e-3)
+
+
+@pytest.mark.parametrize("extra", [["--model", "mixtral-8x7b"], ["--model", "llama-3.1-8b", "--gpus", "2"]])
+def test_host_layer_is_refused_where_it_was_not_timed(extra: list[str]) -> None:
+    r = run("op", "prefill", *extra, "--impl", "hf", "--batch", "1", "--seq", "300", "--host-layer", "1ms")
+    assert r.exit_code == 1 and "dense models on one GPU" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_every_way_of_giving_the_depth_counts_the_same(tmp_path: Path) -> None:
+    """--model-config, and the same layout with its layers given again: one host op time."""
+    base = ["op", "prefill", "--impl", "hf", "--batch", "1", "--seq", "300", "--host-layer", "1ms"]
+    a = run_json(*base, "--model-config", config_file(tmp_path))
+    b = run_json(*base, "--model-config", config_file(tmp_path), "--layers", "16")
+    assert a["host_figure"] == b["host_figure"] and a["expected_s"] == b["expected_s"]
 
 
 def test_host_track_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
@@ -149,3 +170,21 @@ def test_host_track_report_is_what_the_code_computes(verified: VerifiedFor) -> N
         "hf/ratio_host_layer": (88, 96),
     }
     assert {r["limiter"] for r in committed["cases"]} == {"host"}
+
+
+def test_a_card_without_an_expected_time_gets_none_from_the_host(tmp_path: Path) -> None:
+    args = ["op", "prefill", "--model-config", config_file(tmp_path), "--impl", "hf", "--batch", "1", "--seq", "30"]
+    assert run_json(*args, "--hw", "a100")["expected_s"] is None
+    r = run(*args, "--hw", "a100", "--host-layer", "1ms")
+    assert r.exit_code == 1 and "no expected time" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_band_of_host_layer_steps_is_for_host_paced_steps(tmp_path: Path) -> None:
+    args = ["op", "prefill", "--model-config", config_file(tmp_path), "--impl", "hf", "--batch", "1", "--hw", "h100"]
+    short = run_json(*args, "--seq", "300", "--host-layer", "1ms")
+    assert short["expected_limiter"] == "host"
+    assert short["summary"]["band"]["kind"] == "prefill/hf/python/1gpu/host/host-layer"
+    # a long prompt the GPU paces keeps the band of such steps, whatever the host's figure
+    long = run_json(*args, "--seq", "8000", "--host-layer", "1ms")
+    assert long["expected_limiter"] != "host"
+    assert long["summary"]["band"]["kind"] == run_json(*args, "--seq", "8000")["summary"]["band"]["kind"]

@@ -199,7 +199,10 @@ def build_op_command(opdef: OpDef) -> click.Command:
             from ..validation import with_host_op
 
             op_s = host_op_from_layer(opdef, hw, params, preset, host_layer)
-            hw = with_host_op(hw, op_s, f"--host-layer {host_layer * 1e6:g} us a layer", kind="derived")
+            why = (
+                f"--host-layer {host_layer * 1e6:g} us a layer over the {host_layer / op_s:.1f} host ops counted in it"
+            )
+            hw = with_host_op(hw, op_s, why, kind="derived")
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
         if impl is not None:
             from ..impl import with_implementation

@@ -64,6 +64,15 @@ HOST_PACED_COMPILED_NOTE = (
     "step); a CUDA graph (--cuda-graphs) takes the host out"
 )
 HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
+# With the implementation's own host time per layer given (--host-layer), the step follows that
+# figure at the host's speed when it was timed; the band printed is that of the committed steps
+# timed so (docs/validation.md: the hold-outs impl-holdout11 and -holdout12)
+HOST_PACED_LAYER_NOTE = (
+    "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
+    "follows the implementation's host time per layer you gave (--host-layer), at the host's speed "
+    "when you timed it, which moves from one second to the next; a CUDA graph (--cuda-graphs) takes "
+    "the host out"
+)
 # Under tensor parallelism the ranks' hosts also wait for each other at every all-reduce, at a
 # cost that varies with the two hosts' jitter (COLLECTIVE_STEP_HOST_OPS is its mean on two
 # machines): the committed host-paced TP=2 steps measured 0.61-1.80x of the model with their
@@ -381,7 +390,7 @@ def _host_issued(c: Card, n_host: int, n_coll: int, n_compiled: int, entries: in
             f"{count(n_host, 'PyTorch op')} at {host_op * 1e6:.1f} us ({EAGER_STEP_HOST_FACTOR:g} x the "
             f"{c.torch_floor * 1e6:.1f} us "
             + (
-                "an op of the implementation's own host time per layer)"
+                "an op that --host-layer gives: the implementation's host time per layer over the ops counted in it)"
                 if c.torch_floor_from_layer
                 else "of a hot loop of one op)"
             )
@@ -396,7 +405,8 @@ def _host_issued(c: Card, n_host: int, n_coll: int, n_compiled: int, entries: in
             parts.append(f"{count(n_compiled, 'compiled kernel')} at {host_compiled * 1e6:.1f} us a kernel")
         issued.append(
             " launching ".join(parts) + f" ({COMPILED_STEP_HOST_FACTOR:g} x a hot loop's "
-            f"{c.compiled_entry * 1e6:.0f} us a call and {c.compiled_kernel * 1e6:.1f} us a kernel)"
+            f"{c.compiled_entry * 1e6:.0f} us a call and {c.compiled_kernel * 1e6:.1f} us a kernel"
+            + (", scaled to the pace --host-layer gives)" if c.torch_floor_from_layer else ")")
         )
     return issued[0] if len(issued) == 1 else ", ".join(issued[:-1]) + " and " + issued[-1]
 
@@ -415,7 +425,9 @@ def _notes(hw: Hardware, c: Card, ests: list[KernelEstimate], host_paced: bool, 
     moved = _libraries_moved(hw)
     if moved and any(e.model in ("gemm", "flash", "cudnn_flash") for e in ests):
         notes.append(moved)
-    if host_paced:
+    if host_paced and c.torch_floor_from_layer:
+        notes.append(HOST_PACED_LAYER_NOTE)
+    elif host_paced:
         tp = any(e.model in COLLECTIVES for e in ests)
         notes.append(HOST_PACED_TP_NOTE if tp else HOST_PACED_COMPILED_NOTE if n_compiled else HOST_PACED_NOTE)
     return notes

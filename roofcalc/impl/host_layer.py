@@ -19,40 +19,49 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import DomainError, InputError
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
     from ..opdefs import OpDef
 
-# A host so slow that it paces any step: the GPU's share of the difference between two depths is
-# then below a part in 10^5 of it (a layer's GPU work of a few ms against 60+ s of issue).
-_SLOW_HOST_S = 1.0
+# Hosts so slow that one paces the step: the step is evaluated at each until Python's issue is the
+# larger term at both depths (a layer issues 50-200 ops, 50+ s at a 1-second op, which a prefill
+# of millions of tokens can outlast), so that the difference between the depths is the host's
+# alone, exactly linear in the layers.
+_SLOW_HOSTS_S = (1.0, 1e3, 1e6)
 _DEPTHS = (2, 6)
+# A layer's host time below this is no measurement: one PyTorch op alone costs its host microseconds.
+MIN_LAYER_S = 1e-6
+
+
+def _at_depth(params: dict[str, Any], preset: dict[str, Any] | None, depth: int) -> tuple[dict[str, Any], Any]:
+    p = dict(params)
+    pre = dict(preset) if preset is not None else None
+    if pre is not None and "layers" in pre and "layers" not in p:
+        pre["layers"] = depth
+    else:
+        p["layers"] = depth
+    return p, pre
 
 
 def host_ops_per_layer(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None) -> float:
     """The host-op times the model counts for one decoder layer of this step: the step evaluated
     at 2 and at 6 layers on a host slow enough to pace both, the difference over the 4 layers, in
-    units of the host's op. 0 where Python issues nothing per layer (a CUDA graph's replay)."""
+    units of the host's op. 0 where Python issues nothing (a CUDA graph's replay: no host pace
+    makes the host the step's limiter)."""
     from ..roofline import evaluate
     from ..validation import with_host_op
 
-    slow = with_host_op(hw, _SLOW_HOST_S, "a host that paces the step")
-    times = []
-    for depth in _DEPTHS:
-        p = dict(params)
-        pre = dict(preset) if preset is not None else None
-        if pre is not None and "layers" in pre and "layers" not in p:
-            pre["layers"] = depth
-        else:
-            p["layers"] = depth
-        r = evaluate(opdef, slow, p, pre, memory_reserve=None)
-        if r.expected_s is None:
-            raise InputError(f"--host-layer: {hw.id} has no expected time for this step, so no host pace enters it")
-        times.append(r.expected_s)
-    per_layer = (times[1] - times[0]) / (_DEPTHS[1] - _DEPTHS[0]) / _SLOW_HOST_S
-    return per_layer if per_layer > 1e-3 else 0.0  # below a thousandth of an op: the GPU's rounding
+    for slow_s in _SLOW_HOSTS_S:
+        slow = with_host_op(hw, slow_s, "a host that paces the step")
+        runs = [evaluate(opdef, slow, *_at_depth(params, preset, d), memory_reserve=None) for d in _DEPTHS]
+        if all(r.expected_limiter == "host" and r.expected_s is not None for r in runs):
+            t2, t6 = (float(r.expected_s) for r in runs)  # type: ignore[arg-type]
+            return (t6 - t2) / (_DEPTHS[1] - _DEPTHS[0]) / slow_s
+        if any(r.expected_launch == "graph" for r in runs):
+            break
+    return 0.0
 
 
 def host_op_from_layer(
@@ -60,16 +69,35 @@ def host_op_from_layer(
 ) -> float:
     """The host's time per op at which this step's implementation runs, from its measured host time
     per decoder layer (``layer_s``, seconds): that time over the host-op times the model counts
-    per layer. An InputError where the step issues nothing per layer from Python."""
-    if not 0 < layer_s < 1:
-        raise InputError(f"--host-layer: {layer_s!r} s is not a host time per layer (above 0, under 1 s)")
+    per layer. An InputError for an implausible time or a step replayed from a CUDA graph, a
+    DomainError where the card has no expected time."""
+    from ..roofline import evaluate
+
+    if not MIN_LAYER_S <= layer_s < 1:
+        raise InputError(f"--host-layer: {layer_s:g} s is not a host time per layer (1 us to under 1 s)")
+    plain = evaluate(opdef, hw, params, preset)
+    if plain.expected_s is None:
+        raise DomainError(
+            f"--host-layer: {hw.id} has no expected time for this step (its GPU figures are not measured), "
+            "and the host's pace alone gives none"
+        )
+    # A layer timed at 4 tokens on one GPU: a mixture of experts issues more kernels a layer as its
+    # tokens reach more experts, and under tensor parallelism each rank also waits for the others
+    # at every collective; neither was timed, so neither is taken
+    if any(float(plain.params.get(k) or 1) > 1 for k in ("experts", "gpus")):
+        raise DomainError(
+            "--host-layer: the implementation's host time per layer is modelled for dense models on one "
+            "GPU (a mixture of experts issues more kernels a layer with more tokens, and tensor-parallel "
+            "ranks wait for each other); drop --host-layer"
+        )
     n = host_ops_per_layer(opdef, hw, params, preset)
     if n <= 0:
         raise InputError(
-            "--host-layer: this step issues nothing per layer from Python (it is replayed from a CUDA "
-            "graph): its host's time does not enter it; drop --host-layer, or give --no-cuda-graphs"
+            "--host-layer: this step is replayed from a CUDA graph, so no host issue enters it; drop "
+            "--host-layer, or name a step issued from Python (--no-cuda-graphs where the implementation "
+            "allows it; for transformers' decode, --impl hf-dynamic)"
         )
     return layer_s / n
 
 
-__all__ = ["host_op_from_layer", "host_ops_per_layer"]
+__all__ = ["MIN_LAYER_S", "host_op_from_layer", "host_ops_per_layer"]

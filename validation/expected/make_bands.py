@@ -121,10 +121,11 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
                 cards.setdefault(key, set()).add(card_of(rep["set"]))
                 if rep["role"].get(row["kind"]) == "hold-out":
                     fresh.add(key)
-            # with the implementation's own host time per layer timed around the step (its ratio
-            # with that figure): the band `roofcalc op ... --host-layer` prints
-            if paced and row.get("host_layer_s"):
-                key = f"{paced[0]}/host-layer"
+            # a step the host paces with the implementation's own host time per layer timed around
+            # it (its ratio and its pace with that figure): the band `roofcalc op ... --host-layer`
+            # prints for a step it paces
+            if graphs == "python" and row.get("host_layer_s") and pace(row.get("limiter_host")) == "host":
+                key = f"{k}/host/host-layer"
                 ratios.setdefault(key, []).append(float(row["ratio_host"]))
                 cards.setdefault(key, set()).add(card_of(rep["set"]))
                 if rep["role"].get(row["kind"]) == "hold-out":
@@ -169,7 +170,8 @@ def bands(root: Path) -> dict[str, object]:
             out[k]["sample"] = "in-sample and hold-out"
     return {
         "what": "measured / expected over the committed validation reports (registry figures; the keys ending in "
-        "/host-layer: with the implementation's own host time per layer timed around each step), by kind of case",
+        "/host/host-layer: host-paced steps with the implementation's own host time per layer timed around each), "
+        "by kind of case",
         "made_by": "python3 validation/expected/make_bands.py",
         "sample": "in-sample: most of these cases informed the model; hold-out results are reported apart in docs/validation.md",
         "bands": out,

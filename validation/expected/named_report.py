@@ -59,9 +59,10 @@ HOLDOUTS: dict[str, set[str]] = {
 # hold-outs that informed a later change, and so are training data now
 SPENT = {
     "h200/impl-holdout11": "a hold-out for the implementation's own host time per layer (d09523f), evaluated once: "
-    "the fused layout's prefill 10 of 10 within, transformers' 16 of 20; its misses showed the tiny models' first "
-    "timing after their build reading up to 1.4x the later ones, which led to building and warming them before "
-    "any timing (impl_bench.py): its prefill steps are in-sample since; its graph decode stays a hold-out",
+    "the fused layout's prefill 10 of 10 within, transformers' 16 of 20; its misses came from timings of the tiny "
+    "models that swung between back-to-back readings (12 steps of each depth, the models built at a process's "
+    "first prefill), which led to building and warming them before any timing and timing 24 steps of each "
+    "(impl_bench.py): its prefill steps are in-sample since; its graph decode stays a hold-out",
     "h100/impl-holdout8": "a hold-out for every kind of step; its GPU-paced prefill miss (qwen2-1b-kv2 at batch 2 x "
     "1,500, 1.33 with the host timed around it) led to tracing that prefill again (h100/prefill-dev5), whose "
     "traces showed the step's last kernels (the logits GEMM) running after the host's last issue (closes_step): "
@@ -135,8 +136,6 @@ def report(set_name: str) -> dict[str, Any]:
         row["ratio"] = case["median_s"] / r.expected_s
         # whose own time is the larger in the model, the host's or the GPU's (registry figures)
         row["limiter"] = r.expected_limiter
-        # the host's speed timed around the case's own steps where the set has it, else the one
-        # timed at the start of its process (one process per model), else the run's
         # the implementation's own host time per layer timed around the case (impl_bench.py
         # --host-layers) where the set has it, else the hot loop's around the case, else the one
         # timed at the start of its process (one process per model), else the run's
@@ -161,6 +160,8 @@ def report(set_name: str) -> dict[str, Any]:
             rh = evaluate(op, host_hw, p, preset)
             row["expected_host_s"] = rh.expected_s
             row["ratio_host"] = case["median_s"] / rh.expected_s
+            if layer:  # whose time paces it with that figure (the band --host-layer prints is by it)
+                row["limiter_host"] = rh.expected_limiter
         rows.append(row)
     return {
         "schema": "roofcalc-named-report-1",
