@@ -518,6 +518,22 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                      num_attention_heads=16, num_key_value_heads=8, vocab_size=32064,
                                      tie_word_embeddings=False, max_position_embeddings=16384,
                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout13 (HOLDOUT.md): four layouts never run, drawn in the twelfth session after its
+    # mends of --host-layer
+    "llama-1b-kv8-24l": ("llama", dict(hidden_size=2048, intermediate_size=5120, num_hidden_layers=24,
+                                       num_attention_heads=16, num_key_value_heads=8, vocab_size=50304,
+                                       tie_word_embeddings=False, rope_theta=10000.0, max_position_embeddings=16384)),
+    "mistral-1b-kv4-26l": ("mistral", dict(hidden_size=1536, intermediate_size=4608, num_hidden_layers=26,
+                                           num_attention_heads=12, num_key_value_heads=4, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-2b-kv4-20l": ("qwen2", dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=20,
+                                       num_attention_heads=16, num_key_value_heads=4, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-2b-kv4-20l": ("qwen3", dict(hidden_size=2560, intermediate_size=7168, num_hidden_layers=20,
+                                       num_attention_heads=20, num_key_value_heads=4, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -640,6 +656,15 @@ SETS = {
         cache_variants=[],
         dynamic=[],
         prefill=[(1, 200), (1, 400), (2, 300), (3, 250), (2, 2000), (1, 6000)],
+    ),
+    # the twelfth session's third hold-out for --host-layer, after its mends: four layouts never run,
+    # transformers' DynamicCache decode from Python beside host-paced and GPU-paced prefills
+    "holdout13": dict(
+        models="llama-1b-kv8-24l,mistral-1b-kv4-26l,qwen2-2b-kv4-20l,qwen3-2b-kv4-20l",
+        decode=[(4, 2500)],
+        cache_variants=[],
+        dynamic=[(2, 900), (8, 2000), (24, 600)],
+        prefill=[(1, 300), (2, 500), (1, 3000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
@@ -1022,7 +1047,7 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                     }
                 )
                 print("build failed", name, e, flush=True)
-        if model is not None and args.host_layers and "hf-prefill" in impls:
+        if model is not None and args.host_layers and ("hf-prefill" in impls or "hf-dynamic" in impls):
             tiny_models("hf", name)  # built and warmed before any timing, not at the first case
         base = {"model": name, "config": cfgd}
         if model is not None and "hf-static" in impls:
@@ -1059,7 +1084,13 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                         "context": c,
                         "cuda_graphs": False,
                     },
-                    lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)),
+                    # transformers' own host time per layer (its prefill's modules, as --host-layer takes it)
+                    with_host_layers(
+                        args.host_layers,
+                        "hf",
+                        name,
+                        lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)),
+                    ),
                 )
         if model is not None and "hf-dynamic-flash" in impls:
             for b, c in spec["dynamic"]:
