@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from named_report import TARGETS, params_of  # noqa: E402
 
-from roofcalc.impl.host_layer import host_op_from_layer  # noqa: E402
+from roofcalc.impl.host_layer import host_ops_per_layer  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
 from roofcalc.resolve import resolve_hardware  # noqa: E402
 from roofcalc.roofline import evaluate  # noqa: E402
@@ -39,6 +39,9 @@ def report(set_name: str) -> dict[str, Any]:
         raise SystemExit(f"{set_name}: no */host_track.json")
     rows: list[dict[str, Any]] = []
     device = None
+    # the host-op times counted per layer, per implementation, model and prompt (the same in every
+    # round and process: host_op_from_layer's op time is the layer time over it)
+    counted: dict[tuple[str, str, int, int], float] = {}
     for f in files:
         doc = json.loads(f.read_text())
         device = doc["device"]
@@ -49,7 +52,10 @@ def report(set_name: str) -> dict[str, Any]:
                 case = {"config": rec["config"], "impl": rec["impl"], "phase": "prefill", **pr}
                 p, preset = params_of(case)
                 by_hot = evaluate(op, with_host_op(hw, hot, "hot loop around the round"), p, preset)
-                op_s = host_op_from_layer(op, hw, p, preset, layer)
+                key = (rec["impl"], rec["model"], pr["batch"], pr["seq"])
+                if key not in counted:
+                    counted[key] = host_ops_per_layer(op, hw, p, preset)
+                op_s = layer / counted[key]  # as host_op_from_layer divides
                 by_layer = evaluate(op, with_host_op(hw, op_s, "host per layer", kind="derived"), p, preset)
                 rows.append(
                     {
