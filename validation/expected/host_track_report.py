@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from named_report import TARGETS, params_of  # noqa: E402
+from named_report import TARGETS, params_of, write_reports  # noqa: E402
 
 from roofcalc.impl.host_layer import host_ops_per_layer  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
@@ -100,15 +100,7 @@ def report(set_name: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    for set_name in argv:
-        rep = report(set_name)
-        card, name = set_name.split("/")
-        path = ROOT / "validation" / "expected" / card / f"{name}.json"
-        path.write_text(json.dumps(rep, indent=1) + "\n")
-        print(path.relative_to(ROOT))
-        for k, v in rep["summary"].items():
-            print(f"  {k:28s} {v}")
-    return 0
+    return write_reports(argv, report, "")
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from roofcalc.impl.host_layer import host_op_from_layer  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
 from roofcalc.presets import params_from_hf_config  # noqa: E402
 from roofcalc.resolve import resolve_hardware  # noqa: E402
 from roofcalc.roofline import evaluate  # noqa: E402
-from roofcalc.impl.host_layer import host_op_from_layer  # noqa: E402
 from roofcalc.validation import case_host_layer, case_host_op, with_host_op  # noqa: E402
 
 TRACES = ROOT / "validation" / "traces"
@@ -213,17 +213,23 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def main(argv: list[str]) -> int:
+def write_reports(argv: list[str], make: Any, prefix: str) -> int:
+    """Each set's report (``make(set_name)``) to validation/expected/<card>/<prefix><set>.json, and
+    its summary on stdout."""
     for set_name in argv:
-        rep = report(set_name)
+        rep = make(set_name)
         card, name = set_name.split("/")
-        path = ROOT / "validation" / "expected" / card / f"named-{name}.json"
+        path = ROOT / "validation" / "expected" / card / f"{prefix}{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rep, indent=1) + "\n")
         print(path.relative_to(ROOT))
         for k, v in rep["summary"].items():
-            print(f"  {k:24s} {v}")
+            print(f"  {k:28s} {v}")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return write_reports(argv, report, "named-")
 
 
 if __name__ == "__main__":
