@@ -188,3 +188,17 @@ def test_the_band_of_host_layer_steps_is_for_host_paced_steps(tmp_path: Path) ->
     long = run_json(*args, "--seq", "8000", "--host-layer", "1ms")
     assert long["expected_limiter"] != "host"
     assert long["summary"]["band"]["kind"] == run_json(*args, "--seq", "8000")["summary"]["band"]["kind"]
+
+
+def test_compare_and_sweep_take_the_host_layer_as_op_does() -> None:
+    base = ["--model", "llama-3.2-1b", "--impl", "hf", "--batch", "1", "--host-layer", "1.1ms"]
+    one = run_json("op", "prefill", *base, "--seq", "300", "--hw", "h100")
+    both = run_json("compare", "prefill", *base, "--seq", "300", "--hw", "h100", "--hw", "h200")
+    assert [r["hardware"] for r in both] == ["h100", "h200"]
+    assert both[0]["expected_s"] == one["expected_s"] and both[0]["host_figure"] == one["host_figure"]
+    sw = run_json("sweep", "prefill", *base, "--seq", "150..300", "--steps", "2", "--hw", "h100")
+    last = sw["rows"][-1]["result"]
+    assert last["params"]["seq"] == 300 and last["expected_s"] == pytest.approx(one["expected_s"], rel=1e-12)
+    # a card without an expected time is left out of a comparison, with its reason
+    r = run("compare", "prefill", *base, "--seq", "300", "--hw", "h100", "--hw", "a100")
+    assert r.exit_code == 0 and "skipped a100" in r.stderr and "no expected time" in r.stderr

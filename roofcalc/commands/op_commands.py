@@ -195,14 +195,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
             impl = load_impl(impl_file)
         params, preset = split_preset(opdef, given)
         if host_layer is not None:
-            from ..impl.host_layer import host_op_from_layer
-            from ..validation import with_host_op
-
-            op_s = host_op_from_layer(opdef, hw, params, preset, host_layer)
-            why = (
-                f"--host-layer {host_layer * 1e6:g} us a layer over the {host_layer / op_s:.1f} host ops counted in it"
-            )
-            hw = with_host_op(hw, op_s, why, kind="derived")
+            hw = _paced(opdef, hw, params, preset, host_layer)
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
         if impl is not None:
             from ..impl import with_implementation
@@ -250,17 +243,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
                 "(instead of a named one, --impl)",
             )
         )
-        params.append(
-            click.Option(
-                ["--host-layer"],
-                type=TimeType(),
-                default=None,
-                metavar="TIME",
-                help="a step issued from Python: your implementation's host time per decoder layer on your "
-                "machine (e.g. 1.2ms; docs/implementations.md: how to time it), in place of the card's "
-                "host figures",
-            )
-        )
+        params.append(_host_layer_option())
     if opdef.breakdown:
         params.append(
             click.Option(["--breakdown"], is_flag=True, help="one row per layer kind: FLOPs, bytes, intensity, bound")
@@ -270,11 +253,33 @@ def build_op_command(opdef: OpDef) -> click.Command:
     )
 
 
+def _host_layer_option() -> click.Option:
+    return click.Option(
+        ["--host-layer"],
+        type=TimeType(),
+        default=None,
+        metavar="TIME",
+        help="a step issued from Python: your implementation's host time per decoder layer on your "
+        "machine (e.g. 1.2ms; docs/implementations.md: how to time it), in place of the card's "
+        "host figures",
+    )
+
+
+def _paced(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[str, Any] | None, layer_s: float) -> Any:
+    """``hw`` with the host's op time that ``--host-layer`` gives for this step (roofcalc.impl.host_layer)."""
+    from ..impl.host_layer import host_op_from_layer
+    from ..validation import with_host_op
+
+    op_s = host_op_from_layer(opdef, hw, params, preset, layer_s)
+    why = f"--host-layer {layer_s * 1e6:g} us a layer over the {layer_s / op_s:.1f} host ops counted in it"
+    return with_host_op(hw, op_s, why, kind="derived")
+
+
 # ------------------------------------------------------------------ compare
 
 
 def build_compare_command(opdef: OpDef) -> click.Command:
-    def callback(hw_names: tuple[str, ...], as_json: bool, **given: Any) -> None:
+    def callback(hw_names: tuple[str, ...], as_json: bool, host_layer: float | None = None, **given: Any) -> None:
         from ..errors import DomainError
         from ..resolve import resolve_hardware_list
         from ..roofline import evaluate
@@ -283,6 +288,8 @@ def build_compare_command(opdef: OpDef) -> click.Command:
         results, errors = [], []
         for hw in resolve_hardware_list(hw_names):
             try:
+                if host_layer is not None:  # the same host beside each card
+                    hw = _paced(opdef, hw, params, preset, host_layer)
                 results.append(evaluate(opdef, hw, params, preset))
             except DomainError as e:
                 errors.append((hw.id, str(e)))
@@ -298,6 +305,8 @@ def build_compare_command(opdef: OpDef) -> click.Command:
         compare_table(console(), results, errors)
 
     params = param_options(opdef, IntType()) + _multi_hw_options()
+    if opdef.presets is not None:
+        params.append(_host_layer_option())
     return CheckedCommand(
         opdef.name,
         params=params,
@@ -322,6 +331,7 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
         linear: bool,
         output: str | None,
         output_alias: str | None = None,
+        host_layer: float | None = None,
         **given: Any,
     ) -> None:
         from ..charts import parse_range, sweep
@@ -343,7 +353,10 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
         values = parse_range(text, steps, linear)
         fixed, preset = split_preset(opdef, {k: v for k, v in given.items() if k != pname})
         fixed = {k: v for k, v in fixed.items() if v is not None}
-        sw = sweep(opdef, resolve_hardware_list(hw_names), pname, values, fixed, preset, label=flag(pname))
+        hws = resolve_hardware_list(hw_names)
+        if host_layer is not None:  # the host's pace, from the layer's count at the range's first point
+            hws = [_paced(opdef, hw, {**fixed, pname: values[0]}, preset, host_layer) for hw in hws]
+        sw = sweep(opdef, hws, pname, values, fixed, preset, label=flag(pname))
         from ..plot import save_sweep
         from ..render import sweep_view
 
@@ -368,6 +381,7 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
             ),
             click.Option(["-o", "--output", "output_alias"], type=FileArg(), default=None, hidden=True),
         ]
+        + ([_host_layer_option()] if opdef.presets is not None else [])
     )
     return CheckedCommand(
         opdef.name, params=params, callback=callback, help=_doc(opdef, _sweep_example(opdef)), context_settings=CONTEXT
