@@ -202,3 +202,25 @@ def test_compare_and_sweep_take_the_host_layer_as_op_does() -> None:
     # a card without an expected time is left out of a comparison, with its reason
     r = run("compare", "prefill", *base, "--seq", "300", "--hw", "h100", "--hw", "a100")
     assert r.exit_code == 0 and "skipped a100" in r.stderr and "no expected time" in r.stderr
+
+
+def test_a_sweep_over_gpus_with_a_host_layer_is_refused() -> None:
+    r = run("sweep", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--batch", "1", "--seq", "300")
+    assert r.exit_code == 2  # no range: a usage error of its own
+    r = run(
+        "sweep",
+        "prefill",
+        "--model",
+        "llama-3.2-1b",
+        "--impl",
+        "hf",
+        "--batch",
+        "1",
+        "--seq",
+        "300",
+        "--gpus",
+        "1..4",
+        "--host-layer",
+        "1ms",
+    )
+    assert r.exit_code == 2 and "do not sweep --gpus" in r.stderr

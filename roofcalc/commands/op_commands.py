@@ -355,6 +355,10 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
         fixed = {k: v for k, v in fixed.items() if v is not None}
         hws = resolve_hardware_list(hw_names)
         if host_layer is not None:  # the host's pace, from the layer's count at the range's first point
+            if pname in ("gpus", "experts"):
+                raise InputClickError(
+                    f"--host-layer: it is modelled on one GPU for dense models; do not sweep {flag(pname)}"
+                )
             hws = [_paced(opdef, hw, {**fixed, pname: values[0]}, preset, host_layer) for hw in hws]
         sw = sweep(opdef, hws, pname, values, fixed, preset, label=flag(pname))
         from ..plot import save_sweep
