@@ -413,6 +413,11 @@ class Expected(_Strict):
     graph_floor_s: PositiveFigure | None = None
     # per op when tiny PyTorch ops are issued back to back from Python (host-bound)
     torch_op_floor_s: PositiveFigure | None = None
+    # an implementation's own pace per op: its host time per decoder layer over the host-op times
+    # counted in one (roofcalc.impl.host_layer, --host-layer); where given, Python's issue and the
+    # implementation's Python are paid at it, native host work (a library's plan) still at
+    # torch_op_floor_s. Never in a registry file: set for one call
+    impl_host_op_s: PositiveFigure | None = None
     # per kernel launched from a torch.compile'd function (Inductor's generated code calling a
     # Triton kernel or cuBLAS), and per entry into such a function, in a hot loop (host-bound)
     compiled_kernel_host_s: PositiveFigure | None = None

@@ -576,6 +576,8 @@ def impl_show(c: Console, impl: Any, figures: dict[str, Any]) -> None:
                 c.print(f"  launches {esc(k.name)} ({where}): {esc(k.help)}")
         if p.host_ops:
             c.print(f"  host work per step beyond issuing kernels: {esc(p.host_ops)} host-op times")
+        if p.host_ops_native:
+            c.print(f"  host work per step in native code: {esc(p.host_ops_native)} host-op times (a hot loop's)")
         for chk in p.checks:
             c.print(f"  refuses: not ({esc(chk.expr)})")
     if figures:

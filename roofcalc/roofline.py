@@ -360,9 +360,9 @@ def _held_at_the_bound(exp: Any, bound: float) -> Any:
 
 
 def _given_host(hw: Hardware) -> str | None:
-    """The host op time given for this call (roofcalc.validation.with_host_op), as it says where
-    it came from; None where the card's own figure stands."""
-    fig = hw.expected.torch_op_floor_s
+    """The host op time given for this call (roofcalc.validation.with_host_op, with_impl_pace), as
+    it says where it came from; None where the card's own figure stands."""
+    fig = hw.expected.impl_host_op_s or hw.expected.torch_op_floor_s
     if fig is None or fig.source != "host-rate":
         return None
     return f"host {fig.value * 1e6:.2f} us an op ({fig.note})" if fig.note else f"host {fig.value * 1e6:.2f} us an op"
@@ -534,7 +534,11 @@ def _measured(hw: Hardware) -> bool:
     """Whether the card has measured figures for the expected-time model (its file's `expected`
     section, from a probe run); without them the model would fall back to the peaks, i.e. print the
     bound again under another name, so it gives no expected time at all."""
-    return any(getattr(hw.expected, name) not in (None, {}, []) for name in type(hw.expected).model_fields)
+    return any(
+        getattr(hw.expected, name) not in (None, {}, [])
+        for name in type(hw.expected).model_fields
+        if name != "impl_host_op_s"  # given for one call, no figure of the card
+    )
 
 
 def _no_figures_note(hw: Hardware) -> str:
@@ -708,12 +712,15 @@ def _expected(
             f"{opdef.source}: host_entries: {raw_entries!r} is not a whole number of calls from 0 to 1,000,000"
         )
     entries = int(raw_entries)
-    from .impl.named import HOST_TERM
+    from .impl.named import HOST_NATIVE_TERM, HOST_TERM
 
-    host_ops = float(env.get(HOST_TERM, 0) or 0)  # an implementation's own host work per step
-    if not 0 <= host_ops <= 1e9:
-        raise DomainError(f"{opdef.source}: host_ops: {host_ops!r} is not a count of host-op times from 0 to 10^9")
-    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries, host_ops)  # type: ignore[arg-type]
+    # an implementation's own host work per step, and the part of it in native code
+    host_ops = float(env.get(HOST_TERM, 0) or 0)
+    native = float(env.get(HOST_NATIVE_TERM, 0) or 0)
+    for name, v in (("host_ops", host_ops), ("host_ops_native", native)):
+        if not 0 <= v <= 1e9:
+            raise DomainError(f"{opdef.source}: {name}: {v!r} is not a count of host-op times from 0 to 10^9")
+    return compose(hw, kernels, ELEMENT_BYTES[dtype], launch, entries, host_ops, native)  # type: ignore[arg-type]
 
 
 def _expected_by_part(parts: list[BreakdownItem], exp: Any) -> list[BreakdownItem]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Literal, TypeGuard
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -388,13 +388,15 @@ def case_host_layer(case: dict[str, Any], where: str) -> float | None:
     return sum(times) / 2
 
 
-def with_host_op(hw: Hardware, op: float, whose: str, kind: Literal["measured", "derived"] = "measured") -> Hardware:
-    """``hw`` with the host's cost per op ``op`` (s); its compiled-call figures, where it gives
-    them, scale with it (a host's speed moves both: validation/expected/h100/host/jitter1/).
-    ``kind``: "measured" (a hot loop of one op) or "derived" (an implementation's own host time
-    per layer over the ops the model counts in it, roofcalc.impl.host_layer)."""
+def with_host_op(hw: Hardware, op: float, whose: str) -> Hardware:
+    """``hw`` with the host's cost per op ``op`` (s), a hot loop of one op; its compiled-call
+    figures, where it gives them, scale with it (a host's speed moves both:
+    validation/expected/h100/host/jitter1/)."""
     base = hw.expected.torch_op_floor_s
-    update: dict[str, Any] = {"torch_op_floor_s": PositiveFigure(value=op, source="host-rate", kind=kind, note=whose)}
+    update: dict[str, Any] = {
+        "torch_op_floor_s": PositiveFigure(value=op, source="host-rate", kind="measured", note=whose),
+        "impl_host_op_s": None,
+    }
     for name in ("compiled_kernel_host_s", "compiled_entry_host_s"):
         fig = getattr(hw.expected, name)
         if fig is not None and base is not None:
@@ -403,6 +405,14 @@ def with_host_op(hw: Hardware, op: float, whose: str, kind: Literal["measured", 
                 value=fig.value * op / base.value, source="host-rate", kind="measured", note=note
             )
     return hw.model_copy(update={"expected": hw.expected.model_copy(update=update)})
+
+
+def with_impl_pace(hw: Hardware, op: float, whose: str) -> Hardware:
+    """``hw`` with an implementation's own pace per op ``op`` (s): its host time per layer over the
+    host-op times counted in one (roofcalc.impl.host_layer). Python's issue and the
+    implementation's Python are paid at it, native host work at the hot loop's op it leaves."""
+    fig = PositiveFigure(value=op, source="host-rate", kind="derived", note=whose)
+    return hw.model_copy(update={"expected": hw.expected.model_copy(update={"impl_host_op_s": fig})})
 
 
 def _report(

@@ -268,11 +268,11 @@ def _host_layer_option() -> click.Option:
 def _paced(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[str, Any] | None, layer_s: float) -> Any:
     """``hw`` with the host's op time that ``--host-layer`` gives for this step (roofcalc.impl.host_layer)."""
     from ..impl.host_layer import host_op_from_layer
-    from ..validation import with_host_op
+    from ..validation import with_impl_pace
 
     op_s = host_op_from_layer(opdef, hw, params, preset, layer_s)
     why = f"--host-layer {layer_s * 1e6:g} us a layer over the {layer_s / op_s:.1f} host ops counted in it"
-    return with_host_op(hw, op_s, why, kind="derived")
+    return with_impl_pace(hw, op_s, why)
 
 
 # ------------------------------------------------------------------ compare

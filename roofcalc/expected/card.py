@@ -59,6 +59,9 @@ class Card:
     # the host's op time is the pace of an implementation's own Python, from its host time per layer
     # (roofcalc.impl.host_layer), not a hot loop of one op
     torch_floor_from_layer: bool
+    # the hot loop's op time (torch_op_floor_s), at which native host work is paid (a library's
+    # plan: host_ops_native) whatever the implementation's Python pace
+    native_floor: float
     compiled_kernel: float  # the host's cost per kernel launched from a compiled function (s)
     compiled_entry: float  # the host's cost per entry into a compiled function (s)
     clock_hz: float  # SM clock under load
@@ -170,6 +173,9 @@ def _card(hw: Hardware) -> Card:
     sms = hw.sm_value("sm_count")
     if not sms:
         raise DomainError(f"{hw.id}: no sm_count, which the expected-time model needs")
+    pace = float(e.impl_host_op_s.value) if e.impl_host_op_s is not None else 0.0
+    hot = fig("torch_op_floor_s", False)
+    pace_ratio = pace / hot if pace and hot else 1.0
     read_frac = fig("dram_read_fraction") or 1.0
     dram_bw = hw.bandwidth * read_frac
     copy_bw = hw.bandwidth * (fig("dram_copy_fraction") or read_frac)
@@ -208,13 +214,17 @@ def _card(hw: Hardware) -> Card:
         event_floor=(float(e.flushed_op_floor_s.value) if e.flushed_op_floor_s else 0.0) or floor("event_floor_s"),
         stream_floor=floor("stream_floor_s"),
         graph_floor=fig("graph_floor_s"),
-        torch_floor=fig("torch_op_floor_s"),  # the host's cost per op: no GPU figure stands in for it
-        torch_floor_from_layer=e.torch_op_floor_s is not None
-        and e.torch_op_floor_s.source == "host-rate"
-        and e.torch_op_floor_s.kind == "derived",
-        # a compiled function's launches and entry, else in proportion to the op floor (same host)
-        compiled_kernel=fig("compiled_kernel_host_s", False) or COMPILED_KERNEL_OPS * fig("torch_op_floor_s", False),
-        compiled_entry=fig("compiled_entry_host_s", False) or COMPILED_ENTRY_OPS * fig("torch_op_floor_s", False),
+        # the host's cost per op (no GPU figure stands in for it): an implementation's own pace
+        # where given (--host-layer), else the hot loop's
+        torch_floor=pace or fig("torch_op_floor_s"),
+        torch_floor_from_layer=bool(pace),
+        native_floor=fig("torch_op_floor_s", False),
+        # a compiled function's launches and entry, else in proportion to the op floor (same host),
+        # scaled to an implementation's own pace where given
+        compiled_kernel=(fig("compiled_kernel_host_s", False) or COMPILED_KERNEL_OPS * fig("torch_op_floor_s", False))
+        * pace_ratio,
+        compiled_entry=(fig("compiled_entry_host_s", False) or COMPILED_ENTRY_OPS * fig("torch_op_floor_s", False))
+        * pace_ratio,
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,

@@ -159,6 +159,7 @@ def compose(
     launch: Launch = "event",
     entries: int = 0,
     host_ops: float = 0.0,
+    host_ops_native: float = 0.0,
 ) -> Expected:
     """The expected time of kernels run one after another.
 
@@ -171,6 +172,8 @@ def compose(
     host_ops: the host's own work per step beyond issuing kernels (eager launch only; an
     implementation's Python, or a library building its plan for a new shape), in units of the
     host's time for one PyTorch op in a hot loop (torch_op_floor_s): it follows the host's speed.
+    host_ops_native: more of it, in native code, paid at the hot loop's op even where an
+    implementation's own Python pace is given (impl_host_op_s).
     """
     c = card(hw)
     per_kernel = [
@@ -205,7 +208,13 @@ def compose(
     elif launch == "graph":
         total = _graph_total(c, ests, body, terms)
     else:
-        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms, host_ops * c.torch_floor)
+        native_floor = c.native_floor or c.torch_floor
+        host_s = (
+            (host_ops + host_ops_native) * c.torch_floor
+            if native_floor == c.torch_floor
+            else host_ops * c.torch_floor + host_ops_native * native_floor
+        )
+        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms, host_s)
     # the host's wait (eager steps the host cannot issue fast enough) is its own share, apart
     # from the kernels' launch floors
     share: dict[str, float] = {"launch": total - body - host_wait, "host": host_wait}

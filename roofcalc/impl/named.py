@@ -27,6 +27,7 @@ from ..opdefs import ByteTerm, Check, KernelDef, OpDef
 SETTABLE = ("engine", "cuda_graphs")
 # the op term that carries an implementation's host work per step (roofline._expected reads it)
 HOST_TERM = "impl_host_ops"
+HOST_NATIVE_TERM = "impl_host_ops_native"
 
 
 class _Strict(BaseModel):
@@ -62,6 +63,10 @@ class Phase(_Strict):
     # the host's work per step beyond issuing kernels (eager launch only), in units of the host's
     # own time for one PyTorch op (torch_op_floor_s), so that it follows the host's speed
     host_ops: str | float = 0.0
+    # beside it, the host's work in native code (a library building its plan for a new shape), in
+    # the same unit: paid at the hot loop's op time even where the implementation's own Python
+    # pace is given (--host-layer)
+    host_ops_native: str | float = 0.0
     checks: list[Check] = []  # what the implementation cannot run (one GPU only, dense MLPs, ...)
     # memory the implementation holds beyond the op file's (copies it makes, logits it keeps)
     memory: dict[str, ByteTerm] = {}
@@ -72,8 +77,9 @@ class Phase(_Strict):
         for k in self.sets:
             if k not in SETTABLE:
                 raise ValueError(f"sets: {k!r} is not an op parameter an implementation fixes ({', '.join(SETTABLE)})")
-        if self.host_ops not in (0, "0") and self.sets.get("cuda_graphs") is True:
-            raise ValueError("host_ops: a step replayed from a CUDA graph has no host work per step to count")
+        for name in ("host_ops", "host_ops_native"):
+            if getattr(self, name) not in (0, "0") and self.sets.get("cuda_graphs") is True:
+                raise ValueError(f"{name}: a step replayed from a CUDA graph has no host work per step to count")
         return self
 
 
@@ -172,11 +178,14 @@ def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
     figures = all_figures(impl)
     for fname, fig in figures.items():
         terms[fname] = repr(fig.value)
-    clash = sorted((set(phase.terms) | set(figures) | {HOST_TERM}) & (set(opdef.terms) | set(opdef.all_params)))
+    clash = sorted(
+        (set(phase.terms) | set(figures) | {HOST_TERM, HOST_NATIVE_TERM}) & (set(opdef.terms) | set(opdef.all_params))
+    )
     if clash:
         raise SpecError(f"{label}: terms: {clash[0]!r} is already a name of {opdef.source}")
     terms.update(phase.terms)
     terms[HOST_TERM] = str(phase.host_ops)
+    terms[HOST_NATIVE_TERM] = str(phase.host_ops_native)
     data = opdef.model_dump(exclude_none=False)
     data.update(
         kernels=[k.model_dump() for k in kernels],

@@ -25,7 +25,7 @@ from roofcalc.impl.host_layer import host_ops_per_layer  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
 from roofcalc.resolve import resolve_hardware  # noqa: E402
 from roofcalc.roofline import evaluate  # noqa: E402
-from roofcalc.validation import with_host_op  # noqa: E402
+from roofcalc.validation import with_host_op, with_impl_pace  # noqa: E402
 
 TRACES = ROOT / "validation" / "traces"
 
@@ -51,12 +51,13 @@ def report(set_name: str) -> dict[str, Any]:
             for pr in rec["prompts"]:
                 case = {"config": rec["config"], "impl": rec["impl"], "phase": "prefill", **pr}
                 p, preset = params_of(case)
-                by_hot = evaluate(op, with_host_op(hw, hot, "hot loop around the round"), p, preset)
+                hot_hw = with_host_op(hw, hot, "hot loop around the round")
+                by_hot = evaluate(op, hot_hw, p, preset)
                 key = (rec["impl"], rec["model"], pr["batch"], pr["seq"])
                 if key not in counted:
                     counted[key] = host_ops_per_layer(op, hw, p, preset)
                 op_s = layer / counted[key]  # as host_op_from_layer divides
-                by_layer = evaluate(op, with_host_op(hw, op_s, "host per layer", kind="derived"), p, preset)
+                by_layer = evaluate(op, with_impl_pace(hot_hw, op_s, "host per layer"), p, preset)
                 rows.append(
                     {
                         "process": f.parent.name,
