@@ -534,6 +534,21 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                        num_attention_heads=20, num_key_value_heads=4, head_dim=128,
                                        vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
                                        max_position_embeddings=40960)),
+    # impl-holdout14 (HOLDOUT.md): four layouts never run, drawn after host_ops_native
+    "llama-2b-kv2-22l": ("llama", dict(hidden_size=2560, intermediate_size=6912, num_hidden_layers=22,
+                                       num_attention_heads=20, num_key_value_heads=2, vocab_size=32000,
+                                       tie_word_embeddings=False, rope_theta=10000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv6-18l": ("mistral", dict(hidden_size=2304, intermediate_size=6912, num_hidden_layers=18,
+                                           num_attention_heads=18, num_key_value_heads=6, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-1b-kv2-28l": ("qwen2", dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=28,
+                                       num_attention_heads=10, num_key_value_heads=2, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "phi3-2b-kv8-16l": ("phi3", dict(hidden_size=2560, intermediate_size=7680, num_hidden_layers=16,
+                                     num_attention_heads=32, num_key_value_heads=8, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -665,6 +680,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(2, 900), (8, 2000), (24, 600)],
         prefill=[(1, 300), (2, 500), (1, 3000)],
+    ),
+    # the twelfth session's hold-out of host_ops_native: transformers' DynamicCache decode from Python
+    # with its own host time per layer, and prefills, of four layouts never run
+    "holdout14": dict(
+        models="llama-2b-kv2-22l,mistral-2b-kv6-18l,qwen2-1b-kv2-28l,phi3-2b-kv8-16l",
+        decode=[],
+        cache_variants=[],
+        dynamic=[(1, 700), (4, 1500), (12, 3000), (32, 400)],
+        prefill=[(1, 250), (3, 400), (2, 2500)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
