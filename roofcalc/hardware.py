@@ -598,6 +598,14 @@ class Expected(_Strict):
     def _dtypes(cls, v: dict[str, PositiveFigure]) -> dict[str, PositiveFigure]:
         return _keys_among(v, DTYPES, "dtype")
 
+    @field_validator("impl_host_op_s")
+    @classmethod
+    def _given_per_call(cls, v: PositiveFigure | None) -> PositiveFigure | None:
+        # set for one call (roofcalc.validation.with_impl_pace, which does not re-validate)
+        if v is not None:
+            raise ValueError("is an implementation's pace given for one call (--host-layer), never a card's figure")
+        return v
+
 
 class Calibration(_Strict):
     """Present in files written by ``roofcalc probe --save-calibration``."""

@@ -224,3 +224,32 @@ def test_a_sweep_over_gpus_with_a_host_layer_is_refused() -> None:
         "1ms",
     )
     assert r.exit_code == 2 and "do not sweep --gpus" in r.stderr
+
+
+def test_native_host_work_stays_at_the_hot_loop() -> None:
+    """transformers' DynamicCache decode (hf-dynamic): doubling the time per layer adds one more
+    layer time to each of its 16 layers (and a little outside them) and leaves cuDNN's plan
+    (native code) where it was, at the card's hot-loop op times the ops the implementation file
+    counts for it."""
+    doc = yaml.safe_load((ROOT / "impls" / "hf-dynamic.yaml").read_text())
+    plan_ops = float(doc["figures"]["cudnn_plan_ops"]["value"])
+    h200 = yaml.safe_load((ROOT / "hardware" / "h200.yaml").read_text())
+    hot = float(h200["expected"]["torch_op_floor_s"]["value"])
+    args = ["op", "decode", "--model", "llama-3.2-1b", "--impl", "hf-dynamic", "--batch", "1", "--context", "100"]
+    a = run_json(*args, "--hw", "h200", "--host-layer", "1ms")
+    b = run_json(*args, "--hw", "h200", "--host-layer", "2ms")
+    assert a["expected_limiter"] == b["expected_limiter"] == "host"
+    # the ops outside the layers (embedding, last norm, logits, argmax, the cache's bookkeeping) add
+    # less than one layer's worth at the doubled pace
+    assert 16e-3 < b["expected_s"] - a["expected_s"] < 17e-3
+    tail = a["expected_s"] - (b["expected_s"] - a["expected_s"])  # the plan and the last kernels
+    assert tail == pytest.approx(plan_ops * hot, rel=0.02)
+
+
+def test_a_hardware_file_cannot_set_an_implementation_pace(tmp_path: Path) -> None:
+    h200 = yaml.safe_load((ROOT / "hardware" / "h200.yaml").read_text())
+    h200["expected"]["impl_host_op_s"] = {"value": 5e-5, "source": "mine", "kind": "measured"}
+    f = tmp_path / "h.yaml"
+    f.write_text(yaml.safe_dump(h200))
+    r = run("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "300", "--hw-file", str(f))
+    assert r.exit_code == 2 and "impl_host_op_s" in r.stderr and "Traceback" not in r.stderr

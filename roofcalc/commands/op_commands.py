@@ -260,9 +260,16 @@ def _host_layer_option() -> click.Option:
         default=None,
         metavar="TIME",
         help="a step issued from Python: your implementation's host time per decoder layer on your "
-        "machine (e.g. 1.2ms; docs/implementations.md: how to time it), in place of the card's "
-        "host figures",
+        "machine (e.g. 1.2ms; docs/implementations.md: how to time it), which paces the step's Python "
+        "in place of the card's hot-loop op (native host work keeps the card's)",
     )
+
+
+def _has_expected(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[str, Any] | None) -> bool:
+    """Whether the card gives this step an expected time (a sweep shows the others' bound alone)."""
+    from ..roofline import evaluate
+
+    return evaluate(opdef, hw, params, preset).expected_s is not None
 
 
 def _paced(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[str, Any] | None, layer_s: float) -> Any:
@@ -359,7 +366,11 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
                 raise InputClickError(
                     f"--host-layer: it is modelled on one GPU for dense models; do not sweep {flag(pname)}"
                 )
-            hws = [_paced(opdef, hw, {**fixed, pname: values[0]}, preset, host_layer) for hw in hws]
+            first = {**fixed, pname: values[0]}
+            hws = [
+                _paced(opdef, hw, first, preset, host_layer) if _has_expected(opdef, hw, first, preset) else hw
+                for hw in hws
+            ]
         sw = sweep(opdef, hws, pname, values, fixed, preset, label=flag(pname))
         from ..plot import save_sweep
         from ..render import sweep_view

@@ -219,12 +219,10 @@ def _card(hw: Hardware) -> Card:
         torch_floor=pace or fig("torch_op_floor_s"),
         torch_floor_from_layer=bool(pace),
         native_floor=fig("torch_op_floor_s", False),
-        # a compiled function's launches and entry, else in proportion to the op floor (same host),
-        # scaled to an implementation's own pace where given
-        compiled_kernel=(fig("compiled_kernel_host_s", False) or COMPILED_KERNEL_OPS * fig("torch_op_floor_s", False))
-        * pace_ratio,
-        compiled_entry=(fig("compiled_entry_host_s", False) or COMPILED_ENTRY_OPS * fig("torch_op_floor_s", False))
-        * pace_ratio,
+        # a compiled function's launches and entry, scaled to an implementation's own pace where
+        # given, else in proportion to the op floor (same host)
+        compiled_kernel=fig("compiled_kernel_host_s", False) * pace_ratio or COMPILED_KERNEL_OPS * (pace or hot),
+        compiled_entry=fig("compiled_entry_host_s", False) * pace_ratio or COMPILED_ENTRY_OPS * (pace or hot),
         clock_hz=clock * 1e6,
         sfu_per_clk=fig("sfu_ops_per_clk_per_sm"),
         fp32_per_clk=lanes,

@@ -214,7 +214,8 @@ def compose(
             if native_floor == c.torch_floor
             else host_ops * c.torch_floor + host_ops_native * native_floor
         )
-        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms, host_s)
+        native_s = host_ops_native * native_floor if native_floor != c.torch_floor else 0.0
+        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms, host_s, native_s)
     # the host's wait (eager steps the host cannot issue fast enough) is its own share, apart
     # from the kernels' launch floors
     share: dict[str, float] = {"launch": total - body - host_wait, "host": host_wait}
@@ -321,7 +322,13 @@ def _graph_total(c: Card, ests: list[KernelEstimate], body: float, terms: list[T
 
 
 def _eager_total(
-    c: Card, ests: list[KernelEstimate], body: float, entries: int, terms: list[Term], host_s: float = 0.0
+    c: Card,
+    ests: list[KernelEstimate],
+    body: float,
+    entries: int,
+    terms: list[Term],
+    host_s: float = 0.0,
+    native_s: float = 0.0,
 ) -> tuple[float, float, int, list[KernelEstimate]]:
     """PyTorch ops issued from Python (and ``entries`` calls into compiled functions): the step's
     time, the host's wait beyond the GPU's work, the kernels launched from compiled code, and
@@ -375,6 +382,12 @@ def _eager_total(
                 seconds=host_wait,
                 reason=f"Python issues {_host_issued(c, n_host, n_coll, n_compiled, entries)}"
                 + (f" and the implementation's own host work takes {host_s * 1e3:.2f} ms" if host_s else "")
+                + (
+                    f" ({native_s * 1e3:.2f} ms of it native code at the hot loop's "
+                    f"{c.native_floor * 1e6:.2f} us an op, not at the implementation's pace)"
+                    if native_s
+                    else ""
+                )
                 + ": "
                 f"{host_total * 1e3:.2f} ms"
                 + (f", then the GPU runs the step's last kernels ({tail * 1e3:.2f} ms)" if tail else "")

@@ -10,9 +10,10 @@ implementation's own host time per layer, timed on the same process with a 4-tok
 config at 2 and at 6 layers (the GPU almost idle), tracked it.
 
 So where that time is known (``--host-layer``; the sets of ``impl_bench.py --host-layers``), the
-model's host-op unit is that time over the host-op times the model counts per layer of the step:
-every count of the step (its kernels' issue, the implementation's own work, the layers outside the
-loop) is then paid at the pace of that implementation's code on that host.
+model's host-op unit for the step's Python is that time over the host-op times the model counts per
+layer of the step: its kernels' issue and the implementation's own Python work, in the layers and
+outside them, are then paid at the pace of that implementation's code on that host. Native host
+work (``host_ops_native``: a library's plan) stays at the hot loop's op.
 """
 
 from __future__ import annotations

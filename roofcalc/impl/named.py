@@ -16,6 +16,7 @@ with the kernels so patched; the bound does not change, the expected time does.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -80,6 +81,10 @@ class Phase(_Strict):
         for name in ("host_ops", "host_ops_native"):
             if getattr(self, name) not in (0, "0") and self.sets.get("cuda_graphs") is True:
                 raise ValueError(f"{name}: a step replayed from a CUDA graph has no host work per step to count")
+        # the implementation's pace is read off a layer's count (roofcalc.impl.host_layer), in which
+        # native work per layer would count at that pace
+        if isinstance(self.host_ops_native, str) and re.search(r"\blayers\b", self.host_ops_native):
+            raise ValueError("host_ops_native: native host work per step only, not per layer (no 'layers')")
         return self
 
 

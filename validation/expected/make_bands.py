@@ -21,6 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
+from roofcalc.impl.named import load_named  # noqa: E402
 from roofcalc.summary import band_kind, pace  # noqa: E402
 
 OUT = HERE.parent.parent / "roofcalc" / "bands.json"
@@ -123,8 +124,15 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
                     fresh.add(key)
             # a step the host paces with the implementation's own host time per layer timed around
             # it (its ratio and its pace with that figure): the band `roofcalc op ... --host-layer`
-            # prints for a step it paces
-            if graphs == "python" and row.get("host_layer_s") and pace(row.get("limiter_host")) == "host":
+            # prints for a step it paces. Not where the step has native host work, which the report
+            # pays at the hot loop timed around the case and the command at the card's figure
+            native = load_named(row["impl"]).phases[NAMED_OP[row["kind"]]].host_ops_native not in (0, "0")
+            if (
+                graphs == "python"
+                and row.get("host_layer_s")
+                and pace(row.get("limiter_host")) == "host"
+                and not native
+            ):
                 key = f"{k}/host/host-layer"
                 ratios.setdefault(key, []).append(float(row["ratio_host"]))
                 cards.setdefault(key, set()).add(card_of(rep["set"]))
