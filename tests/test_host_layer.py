@@ -253,3 +253,22 @@ def test_a_hardware_file_cannot_set_an_implementation_pace(tmp_path: Path) -> No
     f.write_text(yaml.safe_dump(h200))
     r = run("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "300", "--hw-file", str(f))
     assert r.exit_code == 2 and "impl_host_op_s" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_host_seq_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
+    """validation/expected/h200/host-seq1.json: the host time per layer timed at 4, 32 and 128
+    tokens, against host-paced prefills of 128 and 300 (committed measurement, nothing fitted)."""
+    script = ROOT / "validation" / "expected" / "host_seq_report.py"
+    path = ROOT / "validation" / "expected" / "h200" / "host-seq1.json"
+    committed = json.loads(path.read_text())
+
+    def check() -> None:
+        assert json.loads(json.dumps(load_script(script).report("h200/host-seq1"))) == committed
+
+    verified.once("host-seq-report", [script, path, *trace_set_files("h200/host-seq1")], check)
+    s = committed["summary"]
+    # the length a layer is timed at moves the median by a few percent at most
+    for impl in ("hf", "fused"):
+        medians = [s[f"{impl}/ratio_layer_at_{n}"]["median"] for n in (4, 32, 128)]
+        assert max(medians) - min(medians) < 0.05, medians
+    assert s["fused/ratio_hot_loop"]["within_target"] < s["fused/ratio_layer_at_4"]["within_target"]

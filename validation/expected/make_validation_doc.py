@@ -370,6 +370,8 @@ def named_section() -> list[str]:
 
 
 HOST_TRACK_SETS = ("h200/host-track1",)
+# the host time per layer timed at several prompt lengths (host_seq_report.py)
+SEQ_SETS = ("h200/host-seq1",)
 
 
 def host_track_section() -> list[str]:
@@ -395,6 +397,29 @@ def host_track_section() -> list[str]:
                     f"{v['min']:.2f}-{v['max']:.2f}",
                 ]
             )
+    for set_name in SEQ_SETS:
+        path = HERE / f"{set_name}.json"
+        if not path.exists():
+            continue
+        rep = json.loads(path.read_text())
+        for key, v in rep["summary"].items():
+            impl, ratio = key.split("/")
+            what = (
+                "hot loop of one op"
+                if ratio == "ratio_hot_loop"
+                else f"its own host time per layer, timed at {ratio.rsplit('_', 1)[1]} tokens"
+            )
+            rows.append(
+                [
+                    f"`{set_name}`",
+                    impl,
+                    what,
+                    str(v["cases"]),
+                    f"{v['within_target']} of {v['cases']}",
+                    f"{v['median']:.3f}",
+                    f"{v['min']:.2f}-{v['max']:.2f}",
+                ]
+            )
     lines = [
         "## The host's pace of a host-paced prefill",
         "",
@@ -403,8 +428,9 @@ def host_track_section() -> list[str]:
         "fitted on it): the hot loop of one PyTorch op, the card's unit of host work, and the",
         "implementation's own host time per layer (the config at 2 and 6 layers, a 4-token prefill),",
         "which `roofcalc.impl.host_layer` turns into the pace of the implementation's ops",
-        "(`--host-layer`). Within [0.8, 1.25] of the model with each",
-        "(`python3 validation/expected/host_track_report.py SET`):",
+        "(`--host-layer`); `validation/bench/host_seq.py` timed the latter at 4, 32 and 128 tokens.",
+        "Within [0.8, 1.25] of the model with each (`python3 validation/expected/host_track_report.py",
+        "SET`, `host_seq_report.py SET`):",
         "",
     ]
     return lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
@@ -443,9 +469,7 @@ def cudnn_section() -> list[str]:
         "shapes were drawn before the model existed (validation/HOLDOUT.md).",
         "",
     ]
-    return lines + table(
-        ["role", "set", "cases", "within [0.8, 1.25]", "within [0.9, 1.1]", "median", "range"], rows
-    )
+    return lines + table(["role", "set", "cases", "within [0.8, 1.25]", "within [0.9, 1.1]", "median", "range"], rows)
 
 
 def totals_section() -> list[str]:
