@@ -246,13 +246,16 @@ def test_native_host_work_stays_at_the_hot_loop() -> None:
     assert tail == pytest.approx(plan_ops * hot, rel=0.02)
 
 
-def test_a_hardware_file_cannot_set_an_implementation_pace(tmp_path: Path) -> None:
-    h200 = yaml.safe_load((ROOT / "hardware" / "h200.yaml").read_text())
-    h200["expected"]["impl_host_op_s"] = {"value": 5e-5, "source": "mine", "kind": "measured"}
-    f = tmp_path / "h.yaml"
-    f.write_text(yaml.safe_dump(h200))
-    r = run("op", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "300", "--hw-file", str(f))
-    assert r.exit_code == 2 and "impl_host_op_s" in r.stderr and "Traceback" not in r.stderr
+def test_a_hardware_file_cannot_set_an_implementation_pace() -> None:
+    """The expected section of a hardware or calibration file refuses the pace --host-layer gives."""
+    from pydantic import ValidationError
+
+    from roofcalc.hardware import Expected
+
+    fig = {"value": 5e-5, "source": "mine", "kind": "measured"}
+    with pytest.raises(ValidationError, match="impl_host_op_s"):
+        Expected.model_validate({"impl_host_op_s": fig})
+    assert Expected.model_validate({"torch_op_floor_s": fig}).impl_host_op_s is None
 
 
 def test_host_seq_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
@@ -272,3 +275,38 @@ def test_host_seq_report_is_what_the_code_computes(verified: VerifiedFor) -> Non
         medians = [s[f"{impl}/ratio_layer_at_{n}"]["median"] for n in (4, 32, 128)]
         assert max(medians) - min(medians) < 0.05, medians
     assert s["fused/ratio_hot_loop"]["within_target"] < s["fused/ratio_layer_at_4"]["within_target"]
+
+
+def test_a_card_without_the_hot_loop_takes_no_host_layer(tmp_path: Path) -> None:
+    from roofcalc.errors import DomainError
+    from roofcalc.presets import params_from_hf_config
+
+    hw = resolve_hardware("h200", None, None)
+    bare = hw.model_copy(update={"expected": hw.expected.model_copy(update={"torch_op_floor_s": None})})
+    preset = dict(params_from_hf_config(config_file(tmp_path)))
+    params = {"batch": 1, "context": 100, "impl": "hf-dynamic"}
+    with pytest.raises(DomainError, match="torch_op_floor_s"):
+        host_op_from_layer(load_op("decode"), bare, params, preset, 1e-3)
+
+
+def test_a_step_no_host_paces_is_left_as_it_is() -> None:
+    """Ten billion tokens: the GPU's work outlasts any host's issue, so the option changes nothing."""
+    dims = ["--layers", "16", "--hidden", "2048", "--heads", "32", "--kv-heads", "8", "--head-dim", "64"]
+    args = ["op", "prefill", *dims, "--ffn", "8192", "--vocab", "128256", "--impl", "hf", "--seq", "10000000000"]
+    plain = run_json(*args, "--hw", "h200")
+    paced = run_json(*args, "--hw", "h200", "--host-layer", "1ms")
+    assert paced["expected_s"] == plain["expected_s"] and paced["host_figure"] is None
+
+
+def test_an_op_without_named_implementations_takes_no_host_layer(tmp_path: Path) -> None:
+    f = tmp_path / "tiny.yaml"
+    f.write_text(
+        "name: tiny\nsummary: an eager op with a preset option\nexample: roofcalc op ./tiny.yaml --n 4096\n"
+        "presets: {option: model, help: a model}\nlaunch: \"'eager'\"\n"
+        "params:\n  n: {type: int, default: 4096, help: vector length, units: elements}\n"
+        "flops: 2*n\nbytes:\n  x: {expr: n*dtype_bytes, help: read x}\n"
+        "kernels:\n  - {name: k1, help: a kernel, grid: 1, threads: 128, dram_bytes: n*dtype_bytes, repeat: 10}\n"
+    )
+    assert run("op", str(f), "--n", "10", "--hw", "h200").exit_code == 0
+    r = run("op", str(f), "--n", "10", "--hw", "h200", "--host-layer", "1ms")
+    assert r.exit_code == 2 and "no named implementations" in r.stderr

@@ -273,11 +273,14 @@ def _has_expected(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[st
 
 
 def _paced(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[str, Any] | None, layer_s: float) -> Any:
-    """``hw`` with the host's op time that ``--host-layer`` gives for this step (roofcalc.impl.host_layer)."""
+    """``hw`` with the host's op time that ``--host-layer`` gives for this step (roofcalc.impl.host_layer);
+    ``hw`` itself where no host paces the step."""
     from ..impl.host_layer import host_op_from_layer
     from ..validation import with_impl_pace
 
     op_s = host_op_from_layer(opdef, hw, params, preset, layer_s)
+    if op_s is None:  # no host paces this step: the GPU's work outlasts any issue of it
+        return hw
     why = f"--host-layer {layer_s * 1e6:g} us a layer over the {layer_s / op_s:.1f} host ops counted in it"
     return with_impl_pace(hw, op_s, why)
 

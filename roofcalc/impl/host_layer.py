@@ -46,41 +46,52 @@ def _at_depth(params: dict[str, Any], preset: dict[str, Any] | None, depth: int)
     return p, pre
 
 
-def host_ops_per_layer(opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None) -> float:
+def host_ops_per_layer(
+    opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None
+) -> float | None:
     """The host-op times the model counts for one decoder layer of this step: the step evaluated
     at 2 and at 6 layers on a host slow enough to pace both, the difference over the 4 layers, in
-    units of the host's op. 0 where Python issues nothing (a CUDA graph's replay: no host pace
-    makes the host the step's limiter)."""
+    units of the host's op. 0 where Python issues nothing (a CUDA graph's replay); None where no
+    host, however slow, paces the step (the GPU's work outlasts any issue of it)."""
     from ..roofline import evaluate
     from ..validation import with_host_op
 
     for slow_s in _SLOW_HOSTS_S:
         slow = with_host_op(hw, slow_s, "a host that paces the step")
         runs = [evaluate(opdef, slow, *_at_depth(params, preset, d), memory_reserve=None) for d in _DEPTHS]
+        if any(r.expected_launch == "graph" for r in runs):
+            return 0.0
         if all(r.expected_limiter == "host" and r.expected_s is not None for r in runs):
             t2, t6 = (float(r.expected_s) for r in runs)  # type: ignore[arg-type]
             return (t6 - t2) / (_DEPTHS[1] - _DEPTHS[0]) / slow_s
-        if any(r.expected_launch == "graph" for r in runs):
-            break
-    return 0.0
+    return None
 
 
 def host_op_from_layer(
     opdef: OpDef, hw: Hardware, params: dict[str, Any], preset: dict[str, Any] | None, layer_s: float
-) -> float:
+) -> float | None:
     """The host's time per op at which this step's implementation runs, from its measured host time
     per decoder layer (``layer_s``, seconds): that time over the host-op times the model counts
-    per layer. An InputError for an implausible time or a step replayed from a CUDA graph, a
-    DomainError where the card has no expected time."""
+    per layer; None where no host paces the step (the option changes nothing). An InputError for
+    an implausible time, an op without named implementations or a step replayed from a CUDA graph,
+    a DomainError where the card has no expected time or no hot-loop op, for a mixture of experts
+    and under tensor parallelism."""
     from ..roofline import evaluate
 
     if not MIN_LAYER_S <= layer_s < 1:
         raise InputError(f"--host-layer: {layer_s:g} s is not a host time per layer (1 us to under 1 s)")
+    if "impl" not in opdef.all_params or "layers" not in opdef.all_params:
+        raise InputError(f"--host-layer: op {opdef.name} has no named implementations and layers (decode, prefill do)")
     plain = evaluate(opdef, hw, params, preset)
     if plain.expected_s is None:
         raise DomainError(
             f"--host-layer: {hw.id} has no expected time for this step (its GPU figures are not measured), "
             "and the host's pace alone gives none"
+        )
+    if hw.expected.torch_op_floor_s is None:
+        raise DomainError(
+            f"--host-layer: {hw.id} gives no hot-loop op time (torch_op_floor_s), against which native host "
+            "work and compiled calls are read"
         )
     # A layer timed at 4 tokens on one GPU: a mixture of experts issues more kernels a layer as its
     # tokens reach more experts, and under tensor parallelism each rank also waits for the others
@@ -92,11 +103,15 @@ def host_op_from_layer(
             "ranks wait for each other); drop --host-layer"
         )
     n = host_ops_per_layer(opdef, hw, params, preset)
+    if n is None:
+        return None
     if n <= 0:
         raise InputError(
             "--host-layer: this step is replayed from a CUDA graph, so no host issue enters it; drop "
             "--host-layer, or name a step issued from Python (--no-cuda-graphs where the implementation "
             "allows it; for transformers' decode, --impl hf-dynamic)"
+            if plain.expected_launch == "graph"
+            else "--host-layer: this step issues nothing per layer from Python, so no time per layer paces it"
         )
     return layer_s / n
 

@@ -55,7 +55,12 @@ def report(set_name: str) -> dict[str, Any]:
                 p, preset = params_of(case)
                 key = (rec["impl"], rec["model"], int(prompt))
                 if key not in counted:
-                    counted[key] = host_ops_per_layer(op, hw, p, preset)
+                    n = host_ops_per_layer(op, hw, p, preset)
+                    if not n:
+                        raise SystemExit(
+                            f"{set_name}: {key}: no host paces this prefill, so no time per layer enters it"
+                        )
+                    counted[key] = n
                 row: dict[str, Any] = {
                     "process": f.parent.name,
                     "model": rec["model"],

@@ -55,7 +55,12 @@ def report(set_name: str) -> dict[str, Any]:
                 by_hot = evaluate(op, hot_hw, p, preset)
                 key = (rec["impl"], rec["model"], pr["batch"], pr["seq"])
                 if key not in counted:
-                    counted[key] = host_ops_per_layer(op, hw, p, preset)
+                    n = host_ops_per_layer(op, hw, p, preset)
+                    if not n:
+                        raise SystemExit(
+                            f"{set_name}: {key}: no host paces this prefill, so no time per layer enters it"
+                        )
+                    counted[key] = n
                 op_s = layer / counted[key]  # as host_op_from_layer divides
                 by_layer = evaluate(op, with_impl_pace(hot_hw, op_s, "host per layer"), p, preset)
                 rows.append(

@@ -157,7 +157,8 @@ def report(set_name: str) -> dict[str, Any]:
             row["host_figure"] = "the implementation's per layer around the case"
             row["host_layer_s"] = layer
             base = hot_hw or hw
-            host_hw = with_impl_pace(base, host_op_from_layer(op, base, p, preset, layer), f"{set_name} host per layer")
+            pace_s = host_op_from_layer(op, base, p, preset, layer)
+            host_hw = with_impl_pace(base, pace_s, f"{set_name} host per layer") if pace_s else base
         if layer and hot_hw is not None:  # beside it, as the hot loop timed around the case would have put it
             r_hot = evaluate(op, hot_hw, p, preset)
             row["ratio_hot_loop"] = case["median_s"] / r_hot.expected_s
