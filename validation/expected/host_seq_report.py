@@ -9,7 +9,6 @@ card's op for native work. Writes validation/expected/<card>/<set>.json; no GPU.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from named_report import TARGETS, params_of, write_reports  # noqa: E402
+from named_report import TARGETS, params_of, spread, write_reports  # noqa: E402
 
 from roofcalc.impl.host_layer import host_ops_per_layer  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
@@ -80,14 +79,7 @@ def report(set_name: str) -> dict[str, Any]:
     for impl in sorted({r["impl"] for r in rows}):
         sel = [r for r in rows if r["impl"] == impl]
         for key in sorted(k for k in sel[0] if k.startswith("ratio_")):
-            xs = [r[key] for r in sel]
-            summary[f"{impl}/{key}"] = {
-                "cases": len(xs),
-                "median": round(statistics.median(xs), 3),
-                "min": round(min(xs), 3),
-                "max": round(max(xs), 3),
-                "within_target": sum(lo <= x <= hi for x in xs),
-            }
+            summary[f"{impl}/{key}"] = spread([r[key] for r in sel], lo, hi)
     return {
         "schema": "roofcalc-host-seq-report-1",
         "set": set_name,

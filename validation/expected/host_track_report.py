@@ -10,7 +10,6 @@ its timing before and after the round's prompts. Writes validation/expected/<car
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from named_report import TARGETS, params_of, write_reports  # noqa: E402
+from named_report import TARGETS, params_of, spread, write_reports  # noqa: E402
 
 from roofcalc.impl.host_layer import host_ops_per_layer  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
@@ -85,14 +84,7 @@ def report(set_name: str) -> dict[str, Any]:
     for impl in sorted({r["impl"] for r in rows}):
         sel = [r for r in rows if r["impl"] == impl]
         for key in ("ratio_hot_loop", "ratio_host_layer"):
-            xs = [r[key] for r in sel]
-            summary[f"{impl}/{key}"] = {
-                "cases": len(xs),
-                "median": round(statistics.median(xs), 3),
-                "min": round(min(xs), 3),
-                "max": round(max(xs), 3),
-                "within_target": sum(lo <= x <= hi for x in xs),
-            }
+            summary[f"{impl}/{key}"] = spread([r[key] for r in sel], lo, hi)
     return {
         "schema": "roofcalc-host-track-report-1",
         "set": set_name,

@@ -376,44 +376,26 @@ SEQ_SETS = ("h200/host-seq1",)
 
 def host_track_section() -> list[str]:
     """Host-paced prefills against two figures of the host timed around them (host_track_report.py)."""
+
+    def figure(ratio: str) -> str:
+        if ratio == "ratio_hot_loop":
+            return "hot loop of one op"
+        if ratio == "ratio_host_layer":
+            return "the implementation's own host time per layer"
+        return f"its own host time per layer, timed at {ratio.rsplit('_', 1)[1]} tokens"
+
     rows = []
-    for set_name in HOST_TRACK_SETS:
+    for set_name in (*HOST_TRACK_SETS, *SEQ_SETS):
         path = HERE / f"{set_name}.json"
         if not path.exists():
             continue
-        rep = json.loads(path.read_text())
-        for key, v in rep["summary"].items():
+        for key, v in json.loads(path.read_text())["summary"].items():
             impl, ratio = key.split("/")
             rows.append(
                 [
                     f"`{set_name}`",
                     impl,
-                    "the implementation's own host time per layer"
-                    if ratio == "ratio_host_layer"
-                    else "hot loop of one op",
-                    str(v["cases"]),
-                    f"{v['within_target']} of {v['cases']}",
-                    f"{v['median']:.3f}",
-                    f"{v['min']:.2f}-{v['max']:.2f}",
-                ]
-            )
-    for set_name in SEQ_SETS:
-        path = HERE / f"{set_name}.json"
-        if not path.exists():
-            continue
-        rep = json.loads(path.read_text())
-        for key, v in rep["summary"].items():
-            impl, ratio = key.split("/")
-            what = (
-                "hot loop of one op"
-                if ratio == "ratio_hot_loop"
-                else f"its own host time per layer, timed at {ratio.rsplit('_', 1)[1]} tokens"
-            )
-            rows.append(
-                [
-                    f"`{set_name}`",
-                    impl,
-                    what,
+                    figure(ratio),
                     str(v["cases"]),
                     f"{v['within_target']} of {v['cases']}",
                     f"{v['median']:.3f}",

@@ -185,6 +185,17 @@ def report(set_name: str) -> dict[str, Any]:
     }
 
 
+def spread(xs: list[float], lo: float, hi: float) -> dict[str, Any]:
+    """How many of the ratios ``xs`` lie within [lo, hi], their median and range."""
+    return {
+        "cases": len(xs),
+        "median": round(statistics.median(xs), 3),
+        "min": round(min(xs), 3),
+        "max": round(max(xs), 3),
+        "within_target": sum(lo <= x <= hi for x in xs),
+    }
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for impl in sorted({r["impl"] for r in rows}):
