@@ -298,7 +298,7 @@ def build_compare_command(opdef: OpDef) -> click.Command:
         results, errors = [], []
         for hw in resolve_hardware_list(hw_names):
             try:
-                if host_layer is not None:  # the same host beside each card
+                if host_layer is not None:  # the same implementation pace beside each card
                     hw = _paced(opdef, hw, params, preset, host_layer)
                 results.append(evaluate(opdef, hw, params, preset))
             except DomainError as e:
