@@ -549,6 +549,22 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                      num_attention_heads=32, num_key_value_heads=8, vocab_size=32064,
                                      tie_word_embeddings=False, max_position_embeddings=16384,
                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout15 (HOLDOUT.md): four layouts never run, drawn after the session's last model change
+    "llama-1b-kv4-20l": ("llama", dict(hidden_size=1792, intermediate_size=4864, num_hidden_layers=20,
+                                       num_attention_heads=14, num_key_value_heads=2, vocab_size=32000,
+                                       tie_word_embeddings=False, rope_theta=10000.0, max_position_embeddings=16384)),
+    "mistral-3b-kv4-20l": ("mistral", dict(hidden_size=2560, intermediate_size=8192, num_hidden_layers=20,
+                                           num_attention_heads=20, num_key_value_heads=4, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen3-1b-kv8-24l": ("qwen3", dict(hidden_size=1536, intermediate_size=4096, num_hidden_layers=24,
+                                       num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-1b-kv4-22l": ("phi3", dict(hidden_size=1536, intermediate_size=6144, num_hidden_layers=22,
+                                     num_attention_heads=12, num_key_value_heads=4, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -689,6 +705,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(1, 700), (4, 1500), (12, 3000), (32, 400)],
         prefill=[(1, 250), (3, 400), (2, 2500)],
+    ),
+    # the twelfth session's last hold-out, after its last model change: four layouts never run,
+    # transformers' prefill and DynamicCache decode, the fused layout's prefill and graph decode
+    "holdout15": dict(
+        models="llama-1b-kv4-20l,mistral-3b-kv4-20l,qwen3-1b-kv8-24l,phi3-1b-kv4-22l",
+        decode=[(3, 3000)],
+        cache_variants=[],
+        dynamic=[(2, 1200), (16, 800)],
+        prefill=[(1, 350), (2, 600), (1, 5000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
