@@ -248,6 +248,7 @@ def test_impl_commands() -> None:
         "h200/impl-holdout12",
         "h200/impl-holdout13",
         "h200/impl-holdout14",
+        "h200/impl-holdout15",
         "h100/impl-dev4-qwen3",
     ],
 )
@@ -384,6 +385,17 @@ def test_the_hold_out_targets_hold() -> None:
         "hf-dynamic/python": (16, 16, 16),
     }
     assert h14["role"]["prefill"] == h14["role"]["python"] == "hold-out"
+    # four more, drawn after the session's last model change
+    h15 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout15.json").read_text())
+    assert {
+        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h15["summary"].items()
+    } == {
+        "fused/prefill": (6, 2, 6),
+        "fused/graphs": (2, None, 2),
+        "hf/prefill": (11, 12, 12),
+        "hf-dynamic/python": (8, 8, 8),
+    }
+    assert set(h15["role"].values()) == {"hold-out"}
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
