@@ -66,7 +66,7 @@ HOST_PACED_COMPILED_NOTE = (
 HOST_PACED_NOTE = HOST_PACED_COMPILED_NOTE + ", torch.compile (--engine compiled) issues fewer kernels"
 # With the implementation's own host time per layer given (--host-layer), the step follows that
 # figure at the host's speed when it was timed; the band printed is that of the committed steps
-# timed so (docs/validation.md: the hold-outs impl-holdout11 and -holdout12)
+# timed so (docs/validation.md: the hold-outs impl-holdout11 to -holdout15)
 HOST_PACED_LAYER_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the implementation's host time per layer you gave (--host-layer), at the host's speed "
