@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..impl.host_layer import paced
 from ..opdefs import OpDef
 from .common import (
     CheckedCommand,
@@ -195,7 +196,7 @@ def build_op_command(opdef: OpDef) -> click.Command:
             impl = load_impl(impl_file)
         params, preset = split_preset(opdef, given)
         if host_layer is not None:
-            hw = _paced(opdef, hw, params, preset, host_layer)
+            hw = paced(opdef, hw, params, preset, host_layer)
         result = evaluate(opdef, hw, params, preset, memory_reserve=memory_reserve)
         if impl is not None:
             from ..impl import with_implementation
@@ -272,19 +273,6 @@ def _has_expected(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[st
     return evaluate(opdef, hw, params, preset).expected_s is not None
 
 
-def _paced(opdef: OpDef, hw: Any, params: dict[str, Any], preset: dict[str, Any] | None, layer_s: float) -> Any:
-    """``hw`` with the host's op time that ``--host-layer`` gives for this step (roofcalc.impl.host_layer);
-    ``hw`` itself where no host paces the step."""
-    from ..impl.host_layer import host_op_from_layer
-    from ..validation import with_impl_pace
-
-    op_s = host_op_from_layer(opdef, hw, params, preset, layer_s)
-    if op_s is None:  # no host paces this step: the GPU's work outlasts any issue of it
-        return hw
-    why = f"--host-layer {layer_s * 1e6:g} us a layer over the {layer_s / op_s:.1f} host ops counted in it"
-    return with_impl_pace(hw, op_s, why)
-
-
 # ------------------------------------------------------------------ compare
 
 
@@ -299,7 +287,7 @@ def build_compare_command(opdef: OpDef) -> click.Command:
         for hw in resolve_hardware_list(hw_names):
             try:
                 if host_layer is not None:  # the same implementation pace beside each card
-                    hw = _paced(opdef, hw, params, preset, host_layer)
+                    hw = paced(opdef, hw, params, preset, host_layer)
                 results.append(evaluate(opdef, hw, params, preset))
             except DomainError as e:
                 errors.append((hw.id, str(e)))
@@ -371,7 +359,7 @@ def build_sweep_command(opdef: OpDef) -> click.Command:
                 )
             first = {**fixed, pname: values[0]}
             hws = [
-                _paced(opdef, hw, first, preset, host_layer) if _has_expected(opdef, hw, first, preset) else hw
+                paced(opdef, hw, first, preset, host_layer) if _has_expected(opdef, hw, first, preset) else hw
                 for hw in hws
             ]
         sw = sweep(opdef, hws, pname, values, fixed, preset, label=flag(pname))

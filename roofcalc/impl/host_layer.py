@@ -116,4 +116,24 @@ def host_op_from_layer(
     return layer_s / n
 
 
-__all__ = ["MIN_LAYER_S", "host_op_from_layer", "host_ops_per_layer"]
+def paced(
+    opdef: OpDef,
+    hw: Hardware,
+    params: dict[str, Any],
+    preset: dict[str, Any] | None,
+    layer_s: float,
+    whose: str | None = None,
+) -> Hardware:
+    """``hw`` with the pace its implementation's host time per layer ``layer_s`` gives this step
+    (roofcalc.validation.with_impl_pace), noted as ``whose`` (by default, the option and the
+    division); ``hw`` itself where no host paces the step. Errors as host_op_from_layer's."""
+    from ..validation import with_impl_pace
+
+    op_s = host_op_from_layer(opdef, hw, params, preset, layer_s)
+    if op_s is None:  # no host paces this step: the GPU's work outlasts any issue of it
+        return hw
+    why = whose or f"--host-layer {layer_s * 1e6:g} us a layer over the {layer_s / op_s:.1f} host ops counted in it"
+    return with_impl_pace(hw, op_s, why)
+
+
+__all__ = ["MIN_LAYER_S", "host_op_from_layer", "host_ops_per_layer", "paced"]

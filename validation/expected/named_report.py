@@ -22,12 +22,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from roofcalc.impl.host_layer import host_op_from_layer  # noqa: E402
+from roofcalc.impl.host_layer import paced  # noqa: E402
 from roofcalc.opdefs import load_op  # noqa: E402
 from roofcalc.presets import params_from_hf_config  # noqa: E402
 from roofcalc.resolve import resolve_hardware  # noqa: E402
 from roofcalc.roofline import evaluate  # noqa: E402
-from roofcalc.validation import case_host_layer, case_host_op, with_host_op, with_impl_pace  # noqa: E402
+from roofcalc.validation import case_host_layer, case_host_op, with_host_op  # noqa: E402
 
 TRACES = ROOT / "validation" / "traces"
 # the targets: prefill, decode replayed from a CUDA graph, decode issued from Python
@@ -158,8 +158,7 @@ def report(set_name: str) -> dict[str, Any]:
             row["host_figure"] = "the implementation's per layer around the case"
             row["host_layer_s"] = layer
             base = hot_hw or hw
-            pace_s = host_op_from_layer(op, base, p, preset, layer)
-            host_hw = with_impl_pace(base, pace_s, f"{set_name} host per layer") if pace_s else base
+            host_hw = paced(op, base, p, preset, layer, f"{set_name} host per layer")
         if layer and hot_hw is not None:  # beside it, as the hot loop timed around the case would have put it
             r_hot = evaluate(op, hot_hw, p, preset)
             row["ratio_hot_loop"] = case["median_s"] / r_hot.expected_s
