@@ -199,6 +199,30 @@ def test_a_malformed_entry_is_refused_in_one_line(entry: str, tmp_path: Path) ->
     assert "gemm_choice_map" in str(e.value) and "\n" not in str(e.value).strip()
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        # a tile key that names no dtype, kernel family and tile
+        ('bf16_nvjet_104x64: {"value": 2.296e-06,', 'bf16_cutlass_104x64: {"value": 2.296e-06,', "bf16_cutlass_104x64"),
+        ('bf16_nvjet_104x64: {"value": 2.296e-06,', 'bf16_nvjet_104: {"value": 2.296e-06,', "bf16_nvjet_104"),
+        # a figure that is not a positive finite number
+        ('bf16_nvjet_104x64: {"value": 2.296e-06,', 'bf16_nvjet_104x64: {"value": -2.296e-06,', "gemm_choice_floor_s"),
+        ('bf16_nvjet_104x64: {"value": 2.296e-06,', 'bf16_nvjet_104x64: {"value": .nan,', "gemm_choice_floor_s"),
+        # the same tile twice, once without its dtype (a first-version calibration names fp32 only)
+        ('bf16_nvjet_104x64: {"value": 2.296e-06,', 'simt_32x128: {"value": 2.296e-06,', "given twice"),
+    ],
+)
+def test_a_bad_tile_figure_is_refused_in_one_line(old: str, new: str, needle: str, tmp_path: Path) -> None:
+    """The per-tile figures that go with the choice map (gemm_choice_floor_s, gemm_choice_flops_per_sm):
+    a malformed key or figure is refused naming it, in one line."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(h100_with_map(["fp32 100x2x64 simt 32x128 4 3.00"], replace=(old, new)))
+    with pytest.raises(SpecError) as e:
+        load_hardware_file(bad)
+    msg = str(e.value).strip()
+    assert needle in msg and "\n" not in msg, msg
+
+
 def _measured(name: str, label: str) -> float:
     cases = json.loads((ROOT / "validation" / "expected" / "h100" / name).read_text())["cases"]
     return float(next(c for c in cases if c["label"] == label)["median_s"])
