@@ -565,6 +565,23 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                      num_attention_heads=12, num_key_value_heads=4, vocab_size=32064,
                                      tie_word_embeddings=False, max_position_embeddings=16384,
                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout16 (HOLDOUT.md): four layouts never run, drawn in the thirteenth session with the
+    # host time per layer timed under torch.no_grad() (host_layer_s)
+    "llama-2b-kv6-16l": ("llama", dict(hidden_size=2304, intermediate_size=6144, num_hidden_layers=16,
+                                       num_attention_heads=18, num_key_value_heads=6, head_dim=128, vocab_size=49152,
+                                       tie_word_embeddings=True, rope_theta=100000.0, max_position_embeddings=16384)),
+    "mistral-1b-kv2-24l": ("mistral", dict(hidden_size=1792, intermediate_size=5120, num_hidden_layers=24,
+                                           num_attention_heads=14, num_key_value_heads=2, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen3-1b-kv2-18l": ("qwen3", dict(hidden_size=1280, intermediate_size=4608, num_hidden_layers=18,
+                                       num_attention_heads=10, num_key_value_heads=2, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-2b-kv10-20l": ("phi3", dict(hidden_size=2560, intermediate_size=7680, num_hidden_layers=20,
+                                      num_attention_heads=20, num_key_value_heads=10, vocab_size=32064,
+                                      tie_word_embeddings=False, max_position_embeddings=16384,
+                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -714,6 +731,16 @@ SETS = {
         cache_variants=[],
         dynamic=[(2, 1200), (16, 800)],
         prefill=[(1, 350), (2, 600), (1, 5000)],
+    ),
+    # the thirteenth session's hold-out, with the implementation's own host time per layer timed
+    # under torch.no_grad() as the steps run: four layouts never run, transformers' prefill and
+    # DynamicCache decode, the fused layout's prefill and graph decode
+    "holdout16": dict(
+        models="llama-2b-kv6-16l,mistral-1b-kv2-24l,qwen3-1b-kv2-18l,phi3-2b-kv10-20l",
+        decode=[(4, 2600)],
+        cache_variants=[],
+        dynamic=[(3, 1000), (10, 2200)],
+        prefill=[(1, 280), (2, 450), (3, 320), (1, 4000)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
@@ -1008,10 +1035,12 @@ _TINY: dict[tuple[str, str], Any] = {}
 TINY_WARM_S = 2.0  # seconds of warm steps for a freshly built pair of tiny models
 
 
+@torch.no_grad()
 def tiny_models(impl: str, name: str) -> Any:
     """The config at 2 and at 6 layers, a 4-token prefill each (host_track.build), built once per
     process and then run back to back for TINY_WARM_S: in impl-holdout11 the first timing after a
-    build read up to 1.4x the later ones (the host slow after the build)."""
+    build read up to 1.4x the later ones (the host slow after the build). Warmed under
+    torch.no_grad(), the mode they are timed in (host_layer_s)."""
     from host_track import build
 
     if (impl, name) not in _TINY:
@@ -1025,10 +1054,15 @@ def tiny_models(impl: str, name: str) -> Any:
     return _TINY[impl, name]
 
 
+@torch.no_grad()
 def host_layer_s(impl: str, name: str) -> float:
     """The implementation's own host time per decoder layer now (host_track.py's measure: the
     model's config at 2 and at 6 layers, a 4-token prefill, the GPU almost idle, 5 warm steps of
-    each and then 24 of each interleaved, the difference of the medians over the 4 layers)."""
+    each and then 24 of each interleaved, the difference of the medians over the 4 layers).
+    Under torch.no_grad(), the mode every step here runs in. Until impl-holdout15 it ran in
+    PyTorch's default mode, where transformers' parameters (they require grad) make each op record
+    autograd's graph, which the steps, under no_grad, never did (host_mode.py times the two modes);
+    the fused layout's weights are plain tensors, which record nothing in either mode."""
     from host_track import per_layer
 
     return float(per_layer(*tiny_models(impl, name), warm=5, n=24)["s"])
@@ -1036,14 +1070,14 @@ def host_layer_s(impl: str, name: str) -> float:
 
 def with_host_layers(on: bool, impl: str, name: str, fn: Any) -> Any:
     """fn, and with ``on`` the implementation's own host time per layer timed just before and just
-    after it, recorded as host_layer_s = {"before": s, "after": s}."""
+    after it, recorded as host_layer_s = {"before": s, "after": s, "autograd": "no_grad"}."""
     if not on:
         return fn
 
     def run() -> dict[str, Any]:
         before = host_layer_s(impl, name)
         res = dict(fn())
-        res["host_layer_s"] = {"before": before, "after": host_layer_s(impl, name)}
+        res["host_layer_s"] = {"before": before, "after": host_layer_s(impl, name), "autograd": "no_grad"}
         return res
 
     return run
