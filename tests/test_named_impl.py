@@ -285,19 +285,20 @@ def test_the_hold_out_targets_hold() -> None:
     # five layouts never run, every implementation, measured before any change (ninth session):
     # every target held but three prompts of transformers (1.31-1.33 with the host timed around
     # each); its prefills are in-sample since the eleventh session (the step's last kernels,
-    # closes_step), with the two host-paced 1 x 400 prompts still over (docs/implementations.md)
+    # closes_step); of the two host-paced 1 x 400 prompts still over then, Qwen3's still is (1.27;
+    # Phi-3's came within with the forward call's own host work, hf_step_ops)
     h8 = json.loads((ROOT / "validation" / "expected" / "h100" / "named-impl-holdout8.json").read_text())
     assert {k: (v["within_target"], v["cases"]) for k, v in h8["summary"].items()} == {
         "fused/prefill": (8, 8),
         "fused/graphs": (10, 10),
-        "hf/prefill": (18, 20),
+        "hf/prefill": (19, 20),
         "hf/graphs": (25, 25),
         "hf-dynamic/python": (10, 10),
     }
     assert h8["role"]["prefill"] == "in-sample" and h8["role"]["graphs"] == "hold-out"
     misses = [r for r in h8["cases"] if r["kind"] == "prefill" and not 0.8 <= r["ratio_host"] <= 1.25]
-    assert [r["label"][3:8] for r in misses] == ["qwen3", "phi3-"] and all(r["limiter"] == "host" for r in misses)
-    assert all(1.25 < r["ratio_host"] < 1.34 for r in misses)
+    assert [r["label"][3:8] for r in misses] == ["qwen3"] and all(r["limiter"] == "host" for r in misses)
+    assert all(1.25 < r["ratio_host"] < 1.3 for r in misses)
     # five more layouts never run, measured before the eleventh session's changes (the closing
     # kernels, cuDNN's flash forward) and evaluated once after them: every target held but two
     # Phi-3 prompts of transformers in a slow host's process and two host-paced prompts of the
@@ -334,68 +335,42 @@ def test_the_hold_out_targets_hold() -> None:
     # four more layouts on an H200, each prefill with the implementation's own host time per layer
     # timed around it, drawn before that figure entered the model and evaluated once after: the
     # fused layout's host-paced prompts all within (the hot loop around them had put them at
-    # 0.63-0.78); four of transformers' host-paced prompts out, all faster than the model. Its
-    # prefill is in-sample since (the tiny models' first timing after their build, validation/HOLDOUT.md)
-    h11 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout11.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h11["summary"].items()
-    } == {
-        "fused/prefill": (10, 4, 10),
-        "fused/graphs": (2, None, 2),
-        "hf/prefill": (16, 19, 20),
+    # 0.63-0.78); transformers' host-paced prompts out all faster than the model. impl_bench.py
+    # timed transformers' layer in PyTorch's default mode there, where its parameters record
+    # autograd's graph, beside steps run under no_grad, as in impl-holdout12 to -15
+    # (validation/traces/h200/host-mode1): their prefills (and -14's and -15's decode from Python)
+    # are in-sample since, their graph decode a hold-out (validation/HOLDOUT.md)
+    expected = {
+        11: {"fused/prefill": (10, 4, 10), "fused/graphs": (2, None, 2), "hf/prefill": (14, 19, 20)},
+        12: {"fused/prefill": (12, 8, 12), "fused/graphs": (2, None, 2), "hf/prefill": (27, 23, 30)},
+        13: {
+            "fused/prefill": (5, 3, 6),
+            "fused/graphs": (2, None, 2),
+            "hf/prefill": (10, 11, 12),
+            "hf-dynamic/python": (12, 12, 12),
+        },
+        14: {"hf/prefill": (11, 12, 12), "hf-dynamic/python": (16, 16, 16)},
+        15: {
+            "fused/prefill": (6, 2, 6),
+            "fused/graphs": (2, None, 2),
+            "hf/prefill": (11, 12, 12),
+            "hf-dynamic/python": (8, 8, 8),
+        },
     }
-    assert h11["role"]["prefill"] == "in-sample" and h11["role"]["graphs"] == "hold-out"
+    for n, want in expected.items():
+        rep = json.loads((ROOT / "validation" / "expected" / "h200" / f"named-impl-holdout{n}.json").read_text())
+        got = {k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in rep["summary"].items()}
+        assert got == want, n
+        assert rep["role"]["prefill"] == rep["role"]["python"] == "in-sample", n
+        assert rep["role"]["graphs"] == ("in-sample" if n == 14 else "hold-out"), n
+        layered = [r for r in rep["cases"] if r.get("host_layer_s")]
+        assert layered and {r["host_layer_autograd"] for r in layered} == {"default"}, n
+        # transformers' rows, paced by a layer timed with autograd recording: faster than the model
+        hf = [r["ratio_host"] for r in layered if r["impl"] == "hf" and r["kind"] == "prefill"]
+        assert sorted(hf)[len(hf) // 2] < 0.95, n
+    h11 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout11.json").read_text())
     misses = [r for r in h11["cases"] if r["kind"] == "prefill" and not 0.8 <= r["ratio_host"] <= 1.25]
     assert all(r["impl"] == "hf" and r["limiter"] == "host" and r["ratio_host"] < 0.8 for r in misses)
-    # five more layouts, the tiny models built and warmed before any timing: every prefill of the
-    # fused layout within and all but two of transformers' (validation/HOLDOUT.md)
-    h12 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout12.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h12["summary"].items()
-    } == {
-        "fused/prefill": (12, 8, 12),
-        "fused/graphs": (2, None, 2),
-        "hf/prefill": (28, 24, 30),
-    }
-    assert h12["role"]["prefill"] == h12["role"]["graphs"] == "hold-out"
-    misses = [r for r in h12["cases"] if r["kind"] == "prefill" and not 0.8 <= r["ratio_host"] <= 1.25]
-    assert sorted(r["label"] for r in misses) == [
-        "hf-llama-2b-kv4-18l-prefill-b1-s200",
-        "hf-qwen3-1b-kv2-28l-prefill-b1-s400",
-    ]
-    # four more, after the mends of --host-layer, with transformers' DynamicCache decode: within its
-    # target all but one, every one faster than the model, which led to paying cuDNN's plan (native
-    # code) at the hot loop's op (host_ops_native); its decode from Python is in-sample since
-    h13 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout13.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h13["summary"].items()
-    } == {
-        "fused/prefill": (5, 3, 6),
-        "fused/graphs": (2, None, 2),
-        "hf/prefill": (10, 11, 12),
-        "hf-dynamic/python": (12, 12, 12),
-    }
-    assert h13["role"] == {"prefill": "hold-out", "graphs": "hold-out", "python": "in-sample"}
-    # four more, drawn after it, transformers' DynamicCache decode and prefill
-    h14 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout14.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h14["summary"].items()
-    } == {
-        "hf/prefill": (11, 12, 12),
-        "hf-dynamic/python": (16, 16, 16),
-    }
-    assert h14["role"]["prefill"] == h14["role"]["python"] == "hold-out"
-    # four more, drawn after the session's last model change
-    h15 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout15.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h15["summary"].items()
-    } == {
-        "fused/prefill": (6, 2, 6),
-        "fused/graphs": (2, None, 2),
-        "hf/prefill": (11, 12, 12),
-        "hf-dynamic/python": (8, 8, 8),
-    }
-    assert set(h15["role"].values()) == {"hold-out"}
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())

@@ -29,18 +29,44 @@ from roofcalc.validation import with_host_op, with_impl_pace  # noqa: E402
 TRACES = ROOT / "validation" / "traces"
 
 
+class Pacer:
+    """A host-paced prompt's expected time on one card, with the hot loop timed around it and with
+    the implementation's own host time per layer; the host-op times counted per layer are counted
+    once per implementation, config and prompt (host_op_from_layer's op time is the layer time over
+    them)."""
+
+    def __init__(self, set_name: str) -> None:
+        self.set_name = set_name
+        self.hw = resolve_hardware(set_name.split("/")[0], None, None)
+        self.op = load_op("prefill")
+        self.counted: dict[str, float] = {}
+
+    def expected(self, impl: str, config: dict[str, Any], batch: int, seq: int, hot: float, layer: float) -> Any:
+        """(by the hot loop, by the time per layer, the op time of the latter): two RooflineResults and
+        seconds."""
+        case = {"config": config, "impl": impl, "phase": "prefill", "batch": batch, "seq": seq}
+        p, preset = params_of(case)
+        hot_hw = with_host_op(self.hw, hot, "hot loop around the round")
+        key = json.dumps([impl, config, batch, seq], sort_keys=True)
+        if key not in self.counted:
+            n = host_ops_per_layer(self.op, self.hw, p, preset)
+            if not n:
+                raise SystemExit(
+                    f"{self.set_name}: {impl} {batch}x{seq}: no host paces this prefill, so no time per layer enters it"
+                )
+            self.counted[key] = n
+        op_s = layer / self.counted[key]  # as host_op_from_layer divides
+        by_layer = evaluate(self.op, with_impl_pace(hot_hw, op_s, "host per layer"), p, preset)
+        return evaluate(self.op, hot_hw, p, preset), by_layer, op_s
+
+
 def report(set_name: str) -> dict[str, Any]:
-    card = set_name.split("/")[0]
-    hw = resolve_hardware(card, None, None)
-    op = load_op("prefill")
+    pacer = Pacer(set_name)
     files = sorted((TRACES / set_name).glob("*/host_track.json"))
     if not files:
         raise SystemExit(f"{set_name}: no */host_track.json")
     rows: list[dict[str, Any]] = []
     device = None
-    # the host-op times counted per layer, per implementation, model and prompt (the same in every
-    # round and process: host_op_from_layer's op time is the layer time over it)
-    counted: dict[tuple[str, str, int, int], float] = {}
     for f in files:
         doc = json.loads(f.read_text())
         device = doc["device"]
@@ -48,20 +74,7 @@ def report(set_name: str) -> dict[str, Any]:
             hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
             layer = (rec["layer_before"]["s"] + rec["layer_after"]["s"]) / 2
             for pr in rec["prompts"]:
-                case = {"config": rec["config"], "impl": rec["impl"], "phase": "prefill", **pr}
-                p, preset = params_of(case)
-                hot_hw = with_host_op(hw, hot, "hot loop around the round")
-                by_hot = evaluate(op, hot_hw, p, preset)
-                key = (rec["impl"], rec["model"], pr["batch"], pr["seq"])
-                if key not in counted:
-                    n = host_ops_per_layer(op, hw, p, preset)
-                    if not n:
-                        raise SystemExit(
-                            f"{set_name}: {key}: no host paces this prefill, so no time per layer enters it"
-                        )
-                    counted[key] = n
-                op_s = layer / counted[key]  # as host_op_from_layer divides
-                by_layer = evaluate(op, with_impl_pace(hot_hw, op_s, "host per layer"), p, preset)
+                by_hot, by_layer, op_s = pacer.expected(rec["impl"], rec["config"], pr["batch"], pr["seq"], hot, layer)
                 rows.append(
                     {
                         "process": f.parent.name,

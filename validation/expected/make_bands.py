@@ -98,6 +98,11 @@ def card_of(set_name: str) -> str:
 # (validation/traces/h200/impl-holdout2 and -holdout3 timed a prefill before and after one, slower
 # after: docs/validation.md): their graph-replayed steps count, their host-paced ones do not
 PROFILED = {"h200/impl-dev1", "h200/impl-dev2"}
+# implementations whose weights require grad (transformers' parameters): a host time per layer timed
+# outside torch.no_grad() recorded autograd's graph that their steps, run under no_grad, did not
+# (validation/traces/h200/host-mode1: 1.17x the no_grad time per layer); such rows (impl_bench.py
+# before impl-holdout16) stay out of the /host-layer bands, which are for a layer timed as the step runs
+RECORDS_AUTOGRAD = {"hf", "hf-dynamic"}
 NAMED_OP = {"graphs": "decode", "python": "decode", "prefill": "prefill"}
 
 
@@ -127,9 +132,11 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             # prints for a step it paces. Not where the step has native host work, which the report
             # pays at the hot loop timed around the case and the command at the card's figure
             native = load_named(row["impl"]).phases[NAMED_OP[row["kind"]]].host_ops_native not in (0, "0")
+            timed_as_run = row.get("host_layer_autograd") == "no_grad" or row["impl"] not in RECORDS_AUTOGRAD
             if (
                 graphs == "python"
                 and row.get("host_layer_s")
+                and timed_as_run
                 and pace(row.get("limiter_host")) == "host"
                 and not native
             ):

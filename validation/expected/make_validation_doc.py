@@ -373,30 +373,56 @@ def named_section() -> list[str]:
 HOST_TRACK_SETS = ("h200/host-track1",)
 # the host time per layer timed at several prompt lengths (host_seq_report.py)
 SEQ_SETS = ("h200/host-seq1",)
+# where a host-paced prefill's time goes (host_anatomy_report.py) and the autograd modes
+# (host_mode_report.py)
+ANATOMY_SETS = ("h200/host-anatomy1",)
+MODE_SETS = ("h200/host-mode1",)
+MODE_NAMES = {"grad": "PyTorch's default mode", "no_grad": "no_grad", "inference_mode": "inference_mode"}
+
+
+def _host_figure(label: str) -> str:
+    """What a host report's summary key measured, in words."""
+    fixed = {
+        "ratio_hot_loop": "hot loop of one op",
+        "ratio_host_layer": "the implementation's own host time per layer",
+        "prompt_over_full4": "no model: the prompt over the same config's 4-token step timed just before it",
+        "full4_over_linear": "no model: the 4-token step at full depth over 2 layers plus the rest at the time per layer",
+        "no_grad/ratio_layer_timed_in_grad": "its own host time per layer timed in PyTorch's default mode, the step under no_grad",
+    }
+    if label in fixed:
+        return fixed[label]
+    if label.startswith("ratio_layer_at_"):
+        return f"its own host time per layer, timed at {label.rsplit('_', 1)[1]} tokens"
+    mode, _ = label.split("/", 1)
+    return f"its own host time per layer, layer and step in {MODE_NAMES[mode]}"
 
 
 def host_track_section() -> list[str]:
-    """Host-paced prefills against two figures of the host timed around them (host_track_report.py)."""
-
-    def figure(ratio: str) -> str:
-        if ratio == "ratio_hot_loop":
-            return "hot loop of one op"
-        if ratio == "ratio_host_layer":
-            return "the implementation's own host time per layer"
-        return f"its own host time per layer, timed at {ratio.rsplit('_', 1)[1]} tokens"
-
+    """Host-paced prefills against figures of the host timed around them (host_track_report.py,
+    host_seq_report.py, host_anatomy_report.py, host_mode_report.py)."""
     rows = []
-    for set_name in (*HOST_TRACK_SETS, *SEQ_SETS):
+    costs = []
+    for set_name in (*HOST_TRACK_SETS, *SEQ_SETS, *ANATOMY_SETS, *MODE_SETS):
         path = HERE / f"{set_name}.json"
         if not path.exists():
             continue
         for key, v in json.loads(path.read_text())["summary"].items():
-            impl, ratio = key.split("/")
+            impl, label = key.split("/", 1)
+            if label.endswith("_vs_no_grad_median"):
+                mode, what = label.split("/")
+                thing = "its time per layer" if what.startswith("layer") else "its prefills"
+                costs.append(f"- `{set_name}` {impl}: {thing} in {MODE_NAMES[mode]}: {v:.3f}x of no_grad's (median)")
+                continue
+            if label == "gpu_tail_median_s":
+                costs.append(
+                    f"- `{set_name}` {impl}: the GPU ended {v * 1e6:.0f} us after the step's Python call returned (median)"
+                )
+                continue
             rows.append(
                 [
                     f"`{set_name}`",
                     impl,
-                    figure(ratio),
+                    _host_figure(label),
                     str(v["cases"]),
                     f"{v['within_target']} of {v['cases']}",
                     f"{v['median']:.3f}",
@@ -407,16 +433,24 @@ def host_track_section() -> list[str]:
         "## The host's pace of a host-paced prefill",
         "",
         "Short prompts issued from Python take their host's time. `validation/bench/host_track.py` timed",
-        "two figures of the host around such prefills in the same process (development data, nothing",
-        "fitted on it): the hot loop of one PyTorch op, the card's unit of host work, and the",
-        "implementation's own host time per layer (the config at 2 and 6 layers, a 4-token prefill),",
-        "which `roofcalc.impl.host_layer` turns into the pace of the implementation's ops",
-        "(`--host-layer`); `validation/bench/host_seq.py` timed the latter at 4, 32 and 128 tokens.",
-        "Within [0.8, 1.25] of the model with each (`python3 validation/expected/host_track_report.py",
-        "SET`, `host_seq_report.py SET`):",
+        "two figures of the host around such prefills in the same process: the hot loop of one PyTorch",
+        "op, the card's unit of host work, and the implementation's own host time per layer (the config",
+        "at 2 and 6 layers, a 4-token prefill), which `roofcalc.impl.host_layer` turns into the pace of",
+        "the implementation's ops (`--host-layer`); `validation/bench/host_seq.py` timed the latter at 4,",
+        "32 and 128 tokens; `validation/bench/host_anatomy.py` timed, beside them, the config at full",
+        "depth at 4 tokens and each prompt's issue and total; `validation/bench/host_mode.py` timed the",
+        "layer and the prompts in each autograd mode. All development data: the host work of a forward",
+        "call outside its layers (`hf_step_ops`, `fused_step_ops`) is derived from host-track1,",
+        "host-anatomy1 and host-mode1's no_grad rounds (`python3 validation/expected/step_ops.py`). The",
+        "rows marked 'no model' bound what any figure timed beside a step can do: the same host work",
+        "timed twice within a second. Within [0.8, 1.25] (`python3 validation/expected/host_track_report.py",
+        "SET`, `host_seq_report.py SET`, `host_anatomy_report.py SET`, `host_mode_report.py SET`):",
         "",
     ]
-    return lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
+    out = lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
+    if costs:
+        out += ["", *costs]
+    return out
 
 
 CUDNN_SETS = ("h100/kernels/cudnn1/dev", "h100/kernels/cudnn1/holdout10")

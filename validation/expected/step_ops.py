@@ -1,0 +1,102 @@
+"""The host work of an implementation's forward call outside its decoder layers, in host-op times at
+the implementation's own pace: the step at 2 layers (a 4-token prefill, the GPU almost idle, so
+the host paces it) less 2 layers at the time per layer timed beside it, less what roofcalc
+counts for the rest of that step (its kernels' issue and the step's last kernels). The figures
+hf_step_ops (impls/hf.yaml) and fused_step_ops (impls/fused.yaml) are the medians printed here.
+
+Development sets only, timed under torch.no_grad() as their steps run (host-track1, host-anatomy1,
+and host-mode1's no_grad rounds). Each record's 2-layer step is evaluated at the pace its time per
+layer gives (roofcalc.impl.host_layer), with the figure the implementation file holds added
+back, so that the result does not depend on it. Writes validation/expected/h200/step-ops.json.
+
+    python3 validation/expected/step_ops.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from named_report import params_of  # noqa: E402
+
+from roofcalc.impl.host_layer import host_ops_per_layer  # noqa: E402
+from roofcalc.impl.named import load_named  # noqa: E402
+from roofcalc.opdefs import load_op  # noqa: E402
+from roofcalc.resolve import resolve_hardware  # noqa: E402
+from roofcalc.roofline import evaluate  # noqa: E402
+from roofcalc.validation import with_host_op, with_impl_pace  # noqa: E402
+
+TRACES = ROOT / "validation" / "traces" / "h200"
+SETS = {
+    "host-track1": ("host_track.json", None),
+    "host-anatomy1": ("host_anatomy.json", None),
+    "host-mode1": ("host_mode.json", "no_grad"),
+}
+FIGURE = {"hf": "hf_step_ops", "fused": "fused_step_ops"}
+OUT = ROOT / "validation" / "expected" / "h200" / "step-ops.json"
+
+
+def records() -> Any:
+    for set_name, (fname, mode) in SETS.items():
+        for f in sorted((TRACES / set_name).glob(f"*/{fname}")):
+            for rec in json.loads(f.read_text())["cases"]:
+                if mode is None or rec.get("mode") == mode:
+                    yield set_name, rec
+
+
+def main() -> int:
+    hw = resolve_hardware("h200", None, None)
+    op = load_op("prefill")
+    held = {
+        impl: float(load_named(impl).figures[name].value) if name in load_named(impl).figures else 0.0
+        for impl, name in FIGURE.items()
+    }
+    found: dict[str, dict[str, list[float]]] = {}
+    for set_name, rec in records():
+        hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
+        for which in ("layer_before", "layer_after"):
+            timing = rec[which]
+            s, t2 = timing["s"], statistics.median(timing["t2_s"])
+            p, preset = params_of(
+                {"config": rec["config"], "impl": rec["impl"], "phase": "prefill", "batch": 1, "seq": 4}
+            )
+            p2 = dict(p, layers=2)
+            pace = s / host_ops_per_layer(op, hw, p2, preset)
+            r = evaluate(op, with_impl_pace(with_host_op(hw, hot, "hot loop"), pace, "per layer"), p2, preset)
+            if r.expected_limiter != "host":
+                raise SystemExit(f"{set_name} {rec['model']} {rec['impl']}: the 2-layer step is not host-paced here")
+            ops = (t2 - r.expected_s) / pace + held[rec["impl"]]
+            found.setdefault(rec["impl"], {}).setdefault(set_name, []).append(ops)
+    summary: dict[str, Any] = {}
+    for impl, by_set in sorted(found.items()):
+        pooled = [v for vals in by_set.values() for v in vals]
+        q = statistics.quantiles(pooled, n=4)
+        summary[impl] = {
+            "figure": FIGURE[impl],
+            "median": round(statistics.median(pooled), 1),
+            "quartiles": [round(q[0], 1), round(q[2], 1)],
+            "timings": len(pooled),
+            "by_set": {k: {"median": round(statistics.median(v), 1), "timings": len(v)} for k, v in by_set.items()},
+        }
+        print(impl, summary[impl])
+    doc = {
+        "schema": "roofcalc-step-ops-1",
+        "command": "python3 validation/expected/step_ops.py",
+        "role": "development: the sets the figures are derived from",
+        "sets": [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()],
+        "summary": summary,
+    }
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    print(OUT.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
