@@ -582,6 +582,26 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                       num_attention_heads=20, num_key_value_heads=10, vocab_size=32064,
                                       tie_word_embeddings=False, max_position_embeddings=16384,
                                       original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout17 (HOLDOUT.md): five layouts never run, drawn in the thirteenth session after
+    # impl-holdout16's evaluation, with no change between
+    "llama-3b-kv4-14l": ("llama", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=14,
+                                       num_attention_heads=24, num_key_value_heads=4, head_dim=128, vocab_size=128256,
+                                       tie_word_embeddings=True, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv8-20l": ("mistral", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=20,
+                                           num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-2b-kv6-20l": ("qwen2", dict(hidden_size=2304, intermediate_size=8192, num_hidden_layers=20,
+                                       num_attention_heads=18, num_key_value_heads=6, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-2b-kv4-16l": ("qwen3", dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                                       num_attention_heads=16, num_key_value_heads=4, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-1b-kv6-24l": ("phi3", dict(hidden_size=1536, intermediate_size=5120, num_hidden_layers=24,
+                                     num_attention_heads=12, num_key_value_heads=6, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -741,6 +761,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(3, 1000), (10, 2200)],
         prefill=[(1, 280), (2, 450), (3, 320), (1, 4000)],
+    ),
+    # the thirteenth session's second hold-out, after impl-holdout16's evaluation: five layouts never
+    # run, the same kinds of step, other shapes
+    "holdout17": dict(
+        models="llama-3b-kv4-14l,mistral-2b-kv8-20l,qwen2-2b-kv6-20l,qwen3-2b-kv4-16l,phi3-1b-kv6-24l",
+        decode=[(8, 1800)],
+        cache_variants=[],
+        dynamic=[(2, 1400), (6, 600)],
+        prefill=[(1, 360), (2, 240), (4, 200), (1, 2800)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
