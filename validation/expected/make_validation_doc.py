@@ -326,6 +326,12 @@ def named_section() -> list[str]:
         "`note`). The host-paced steps of impl-dev1 and impl-dev2 ran after a profiler session in",
         f"their process, which slows the host (the {len(slow)} profiler checks of impl-holdout2 and -holdout3:",
         f"a prefill {min(slow):.2f}-{max(slow):.2f}x slower after one); they are shown but left out of the bands.",
+        "Until impl-holdout15, `impl_bench.py` timed transformers' layer in PyTorch's default autograd mode",
+        "beside steps run under no_grad (its parameters then record autograd's graph: \"The host's pace",
+        "of a host-paced prefill\" below); those rows read faster than the model and stay out of the",
+        "`/host-layer` bands, and their sets' prefills are in-sample since. Each report's summary also",
+        "counts apart the cases whose two timings of the layer agreed within",
+        f"{_script('named_report').STEADY_LAYER}x (`steady_layer`): a description of how far the host moved, not a filter.",
         "",
     ]
     rows = []
