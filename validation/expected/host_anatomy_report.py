@@ -17,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_track_report import TRACES, Pacer
+from host_track_report import DERIVED, TRACES, Pacer, host_doc
 from named_report import TARGETS, spread, write_reports
 
 
@@ -69,17 +69,7 @@ def report(set_name: str) -> dict[str, Any]:
             [r["full4_over_linear"] for r in steps if r["impl"] == impl], lo, hi
         )
         summary[f"{impl}/gpu_tail_median_s"] = statistics.median(r["gpu_tail_s"] for r in sel)
-    return {
-        "schema": "roofcalc-host-anatomy-report-1",
-        "set": set_name,
-        "role": "development: hf_step_ops and fused_step_ops are derived from it (validation/expected/step_ops.py)",
-        "device": device,
-        "command": f"python3 validation/expected/host_anatomy_report.py {set_name}",
-        "target": [lo, hi],
-        "summary": summary,
-        "cases": rows,
-        "full_depth_steps": steps,
-    }
+    return host_doc("host-anatomy", set_name, DERIVED, device, summary, rows, full_depth_steps=steps)
 
 
 def main(argv: list[str]) -> int:

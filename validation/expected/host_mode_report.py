@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_track_report import TRACES, Pacer
+from host_track_report import DERIVED, TRACES, Pacer, host_doc
 from named_report import TARGETS, spread, write_reports
 
 
@@ -81,16 +81,7 @@ def report(set_name: str) -> dict[str, Any]:
                 summary[f"{impl}/no_grad/ratio_layer_timed_in_grad"] = spread(
                     [r["ratio_layer_timed_in_grad"] for r in sel], lo, hi
                 )
-    return {
-        "schema": "roofcalc-host-mode-report-1",
-        "set": set_name,
-        "role": "development: no figure fitted on it",
-        "device": device,
-        "command": f"python3 validation/expected/host_mode_report.py {set_name}",
-        "target": [lo, hi],
-        "summary": summary,
-        "cases": rows,
-    }
+    return host_doc("host-mode", set_name, DERIVED + " (its no_grad rounds)", device, summary, rows)
 
 
 def main(argv: list[str]) -> int:

@@ -29,6 +29,26 @@ from roofcalc.validation import with_host_op, with_impl_pace  # noqa: E402
 TRACES = ROOT / "validation" / "traces"
 
 
+DERIVED = "development: hf_step_ops and fused_step_ops are derived from it (validation/expected/step_ops.py)"
+
+
+def host_doc(
+    kind: str, set_name: str, role: str, device: Any, summary: dict[str, Any], rows: list[Any], **more: Any
+) -> dict[str, Any]:
+    """A host report's document: validation/expected/<kind with underscores>_report.py's for ``set_name``."""
+    return {
+        "schema": f"roofcalc-{kind}-report-1",
+        "set": set_name,
+        "role": role,
+        "device": device,
+        "command": f"python3 validation/expected/{kind.replace('-', '_')}_report.py {set_name}",
+        "target": list(TARGETS["prefill"]),
+        "summary": summary,
+        "cases": rows,
+        **more,
+    }
+
+
 class Pacer:
     """A host-paced prompt's expected time on one card, with the hot loop timed around it and with
     the implementation's own host time per layer; the host-op times counted per layer are counted
@@ -98,16 +118,7 @@ def report(set_name: str) -> dict[str, Any]:
         sel = [r for r in rows if r["impl"] == impl]
         for key in ("ratio_hot_loop", "ratio_host_layer"):
             summary[f"{impl}/{key}"] = spread([r[key] for r in sel], lo, hi)
-    return {
-        "schema": "roofcalc-host-track-report-1",
-        "set": set_name,
-        "role": "development: no figure fitted on it",
-        "device": device,
-        "command": f"python3 validation/expected/host_track_report.py {set_name}",
-        "target": [lo, hi],
-        "summary": summary,
-        "cases": rows,
-    }
+    return host_doc("host-track", set_name, DERIVED, device, summary, rows)
 
 
 def main(argv: list[str]) -> int:
