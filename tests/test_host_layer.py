@@ -321,3 +321,60 @@ def test_an_op_without_named_implementations_takes_no_host_layer(tmp_path: Path)
     assert run("op", str(f), "--n", "10", "--hw", "h200").exit_code == 0
     r = run("op", str(f), "--n", "10", "--hw", "h200", "--host-layer", "1ms")
     assert r.exit_code == 2 and "no named implementations" in r.stderr
+
+
+def test_the_step_ops_figures_are_their_derivation(verified: VerifiedFor) -> None:
+    """hf_step_ops and fused_step_ops (impls/hf.yaml, impls/fused.yaml) are the pooled medians that
+    validation/expected/step_ops.py derives from the development sets it names, and that script,
+    run again on the committed timings, writes the committed validation/expected/h200/step-ops.json.
+    The derivation adds back the figure the file holds, so that its result does not depend on it."""
+    script = ROOT / "validation" / "expected" / "step_ops.py"
+    path = ROOT / "validation" / "expected" / "h200" / "step-ops.json"
+    committed = json.loads(path.read_text())
+    sets = [s.split(" ")[0].removeprefix("validation/traces/") for s in committed["sets"]]
+    assert sets == ["h200/host-track1", "h200/host-anatomy1", "h200/host-mode1"]
+
+    def check() -> None:
+        assert json.loads(json.dumps(load_script(script).derive())) == committed
+
+    verified.once("step-ops", [script, path, *(f for s in sets for f in trace_set_files(s))], check)
+    for impl, name in (("hf", "hf_step_ops"), ("fused", "fused_step_ops")):
+        assert committed["summary"][impl]["figure"] == name
+        assert step_ops(impl, name) == committed["summary"][impl]["median"]
+        doc = yaml.safe_load((ROOT / "impls" / f"{impl}.yaml").read_text())["figures"][name]
+        assert doc["kind"] == "derived" and "step_ops.py" in doc["source"]
+        assert f"median of {committed['summary'][impl]['timings']} timings" in doc["source"]
+
+
+@pytest.mark.parametrize(
+    ("script_name", "set_name"),
+    [("host_anatomy_report", "h200/host-anatomy1"), ("host_mode_report", "h200/host-mode1")],
+)
+def test_the_host_pace_reports_are_what_the_code_computes(
+    script_name: str, set_name: str, verified: VerifiedFor
+) -> None:
+    """host-anatomy1 and host-mode1 (development sets): the committed reports are what their scripts
+    compute from the committed timings with the current model."""
+    script = ROOT / "validation" / "expected" / f"{script_name}.py"
+    path = ROOT / "validation" / "expected" / f"{set_name}.json"
+    committed = json.loads(path.read_text())
+
+    def check() -> None:
+        assert json.loads(json.dumps(load_script(script).report(set_name))) == committed
+
+    verified.once(script_name, [script, path, *trace_set_files(set_name)], check)
+    assert committed["set"] == set_name and "step_ops.py" in committed["role"]
+
+
+def test_a_layer_timed_outside_no_grad_reads_the_step_too_fast() -> None:
+    """host-mode1 (committed measurement): transformers' layer timed in PyTorch's default mode costs
+    its host more than under no_grad (its parameters record autograd's graph), so a step run under
+    no_grad and paced by it reads faster than the model than one paced by a layer timed under
+    no_grad; the fused layout's plain tensors record nothing, and its two readings stay close."""
+    s = json.loads((ROOT / "validation" / "expected" / "h200" / "host-mode1.json").read_text())["summary"]
+    assert s["hf/grad/layer_vs_no_grad_median"] > 1.1
+    assert s["hf/no_grad/ratio_layer_timed_in_grad"]["median"] < 0.93 * s["hf/no_grad/ratio_same_mode"]["median"]
+    assert (
+        abs(s["fused/no_grad/ratio_layer_timed_in_grad"]["median"] / s["fused/no_grad/ratio_same_mode"]["median"] - 1)
+        < 0.05
+    )

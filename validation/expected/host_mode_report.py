@@ -55,6 +55,10 @@ def report(set_name: str) -> dict[str, Any]:
                 }
                 if free is not None:
                     ref_layer = (free["layer_before"]["s"] + free["layer_after"]["s"]) / 2
+                    if not ref_layer > 0:
+                        raise SystemExit(
+                            f"{set_name}: {model} {impl} round {rnd}: no_grad's time per layer {ref_layer!r}"
+                        )
                     row["layer_vs_no_grad"] = layer / ref_layer
                     row["step_vs_no_grad"] = measured / free["prompts"][i]["total_median_s"]
                 if mode == "no_grad" and grad is not None:

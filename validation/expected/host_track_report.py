@@ -75,6 +75,8 @@ class Pacer:
                     f"{self.set_name}: {impl} {batch}x{seq}: no host paces this prefill, so no time per layer enters it"
                 )
             self.counted[key] = n
+        if not 0 < layer < 1:
+            raise SystemExit(f"{self.set_name}: {impl} {batch}x{seq}: a time per layer of {layer!r} s is not one")
         op_s = layer / self.counted[key]  # as host_op_from_layer divides
         by_layer = evaluate(self.op, with_impl_pace(hot_hw, op_s, "host per layer"), p, preset)
         return evaluate(self.op, hot_hw, p, preset), by_layer, op_s

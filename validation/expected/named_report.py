@@ -34,7 +34,9 @@ TRACES = ROOT / "validation" / "traces"
 TARGETS = {"prefill": (0.8, 1.25), "graphs": (0.85, 1.2), "python": (0.67, 1.5)}
 IMPLS = {"hf-static": "hf", "hf": "hf", "hf-dynamic": "hf-dynamic", "fused": "fused"}
 # the implementation's time per layer timed before and after a case agreed within this factor: the
-# summary counts such cases apart (steady_layer), to show how far the host's moves explain the misses
+# summary counts such cases apart (steady_layer), to show how far the host's moves explain the misses.
+# A cut chosen when impl-holdout17 was evaluated, to describe its misses: no prediction, band or
+# target uses it
 STEADY_LAYER = 1.2
 # fresh hold-outs: measured after the model they test was frozen, never fitted to; a set may be a
 # hold-out for some kinds of step only (the others informed a change since)

@@ -51,7 +51,8 @@ def records() -> Any:
                     yield set_name, rec
 
 
-def main() -> int:
+def derive() -> dict[str, Any]:
+    """The document step_ops.py writes: the figures' medians, per set and pooled."""
     hw = resolve_hardware("h200", None, None)
     op = load_op("prefill")
     held = {
@@ -68,7 +69,10 @@ def main() -> int:
                 {"config": rec["config"], "impl": rec["impl"], "phase": "prefill", "batch": 1, "seq": 4}
             )
             p2 = dict(p, layers=2)
-            pace = s / host_ops_per_layer(op, hw, p2, preset)
+            n = host_ops_per_layer(op, hw, p2, preset)
+            if not n or not 0 < s < 1:
+                raise SystemExit(f"{set_name} {rec['model']} {rec['impl']}: no host pace from a layer of {s!r} s")
+            pace = s / n
             r = evaluate(op, with_impl_pace(with_host_op(hw, hot, "hot loop"), pace, "per layer"), p2, preset)
             if r.expected_limiter != "host":
                 raise SystemExit(f"{set_name} {rec['model']} {rec['impl']}: the 2-layer step is not host-paced here")
@@ -85,14 +89,19 @@ def main() -> int:
             "timings": len(pooled),
             "by_set": {k: {"median": round(statistics.median(v), 1), "timings": len(v)} for k, v in by_set.items()},
         }
-        print(impl, summary[impl])
-    doc = {
+    return {
         "schema": "roofcalc-step-ops-1",
         "command": "python3 validation/expected/step_ops.py",
         "role": "development: the sets the figures are derived from",
         "sets": [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()],
         "summary": summary,
     }
+
+
+def main() -> int:
+    doc = derive()
+    for impl, v in doc["summary"].items():
+        print(impl, v)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(OUT.relative_to(ROOT))
     return 0
