@@ -164,7 +164,8 @@ def parse_float(text: str | float | int, *, what: str = "a number") -> float:
     return f
 
 
-_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+# micro as "u", the micro sign (U+00B5) or the Greek small mu (U+03BC), which keyboards give alike
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ns": 1e-9}
 
 
 def parse_time(text: str | float | int) -> float:
@@ -173,7 +174,12 @@ def parse_time(text: str | float | int) -> float:
         s = text.strip()
         unit = next((u for u in sorted(_TIME_UNITS, key=len, reverse=True) if s.endswith(u)), "s")
         number = s[: len(s) - len(unit)].strip() if s.endswith(unit) else s
-        value = parse_float(number, what="a duration (e.g. 13.4ms)") * _TIME_UNITS[unit]
+        try:
+            value = parse_float(number, what="a duration (e.g. 13.4ms, 250us or 0.0134)") * _TIME_UNITS[unit]
+        except ValueError as e:  # the message names what was given, not the part left of its unit
+            shown = _shown(number)
+            msg = str(e)
+            raise ValueError(_shown(text) + msg[len(shown) :] if msg.startswith(shown) else msg) from None
     else:
         value = parse_float(text, what="a duration")
     if not 0 < value <= 86_400:

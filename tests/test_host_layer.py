@@ -378,3 +378,15 @@ def test_a_layer_timed_outside_no_grad_reads_the_step_too_fast() -> None:
         abs(s["fused/no_grad/ratio_layer_timed_in_grad"]["median"] / s["fused/no_grad/ratio_same_mode"]["median"] - 1)
         < 0.05
     )
+
+
+def test_a_comparison_refused_on_every_card_says_why_once() -> None:
+    """compare with --host-layer under tensor parallelism: every card refuses for the same reason,
+    which the one error line gives once (exit 1)."""
+    r = run(
+        "compare", "prefill", "--model", "llama-3.2-1b", "--impl", "hf", "--seq", "300",
+        "--hw", "h100,h200", "--host-layer", "1ms", "--gpus", "2",
+    )  # fmt: skip
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].count("--host-layer:") == 1 and "one GPU" in lines[0]

@@ -422,6 +422,39 @@ def test_spec_errors_name_the_file() -> None:
         apply(load_op("decode"), bad)
 
 
+def test_a_phase_term_cannot_shadow_a_figure() -> None:
+    """A phase's own term named as one of the implementation's figures would replace the figure in
+    its formulas while `impl show` still printed the figure: refused, naming the file that holds it."""
+    from roofcalc.impl.named import apply
+
+    hf = load_named("hf")
+    phase = hf.phases["prefill"].model_copy(update={"terms": {"hf_step_ops": "1"}})
+    with pytest.raises(SpecError, match=r"terms: 'hf_step_ops' is already a figure of impls/hf\.yaml"):
+        apply(load_op("prefill"), hf.model_copy(update={"phases": {"prefill": phase}}))
+
+
+@pytest.mark.parametrize("value", [-65.5, True, float("nan"), float("inf"), "65.5", None])
+def test_a_figure_is_a_finite_count(value: object) -> None:
+    """Every figure of an implementation file counts host work or a time: a finite number of at
+    least 0; a negative one, a boolean (pydantic would read true as 1), NaN, infinity, a string or
+    nothing is refused when the file is read."""
+    from roofcalc.impl.named import ImplFigure
+
+    with pytest.raises(ValueError, match="value"):
+        ImplFigure.model_validate({"value": value, "kind": "derived", "source": "a test"})
+    assert ImplFigure.model_validate({"value": 0, "kind": "derived", "source": "a test"}).value == 0
+
+
+def test_a_named_implementation_file_is_not_an_impl_file(tmp_path: Path) -> None:
+    """impls/hf.yaml given to --impl-file: one line saying what --impl-file takes (exit 2)."""
+    mine = tmp_path / "myhf.yaml"
+    mine.write_text((ROOT / "impls" / "hf.yaml").read_text())
+    r = run("op", "prefill", "--model", "llama-3.2-1b", "--impl-file", str(mine), "--seq", "300", "--hw", "h100")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "named implementation's file" in r.stderr and "--save-impl" in r.stderr
+    assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) == 1
+
+
 def test_an_implementation_file_and_a_named_one_are_not_both_taken() -> None:
     impl = ROOT / "tests" / "data" / "impl" / "hf-eager-llama-1b.yaml"
     for extra in (["--impl", "hf"], ["--engine", "compiled"]):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from roofcalc.units import fmt_bytes, fmt_time, parse_int, parse_size, si
+from roofcalc.units import fmt_bytes, fmt_time, parse_int, parse_size, parse_time, si
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,27 @@ def test_formatting_matches_the_issue_examples() -> None:
     assert fmt_bytes(402_653_184) == "402.7 MB"
     assert fmt_time(1.62e-3) == "1.62 ms"
     assert fmt_time(0.0) == "0 s"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("13.4ms", 13.4e-3),
+        ("250 us", 250e-6),
+        ("5\u00b5s", 5e-6),
+        ("5\u03bcs", 5e-6),
+        ("0.0134", 0.0134),
+        ("2ns", 2e-9),
+    ],
+)
+def test_durations_read_every_micro(text: str, seconds: float) -> None:
+    """Micro as u, the micro sign or the Greek mu, which keyboards give alike."""
+    assert parse_time(text) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ["1ps", "1Ms", "1ms,2ms", "abc", "1e400s"])
+def test_a_bad_duration_is_named_as_given(text: str) -> None:
+    """The message quotes what was given, not the part left of a unit it matched ('1p' of 1ps)."""
+    with pytest.raises(ValueError, match=r"duration|range") as e:
+        parse_time(text)
+    assert str(e.value).startswith(repr(text)), str(e.value)

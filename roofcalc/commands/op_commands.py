@@ -291,10 +291,13 @@ def build_compare_command(opdef: OpDef) -> click.Command:
                 results.append(evaluate(opdef, hw, params, preset))
             except DomainError as e:
                 errors.append((hw.id, str(e)))
+        if not results:  # one line: each reason once, with the cards it stopped where they differ
+            reasons = list(dict.fromkeys(m for _, m in errors))
+            if len(reasons) == 1:
+                raise click.ClickException("no hardware could run this op: " + reasons[0])
+            raise click.ClickException("no hardware could run this op: " + "; ".join(f"{h}: {m}" for h, m in errors))
         for hw_id, msg in errors:
             click.echo(f"skipped {hw_id}: {msg}", err=True)
-        if not results:
-            raise click.ClickException("no hardware could run this op: " + "; ".join(m for _, m in errors))
         if as_json:
             emit_json([r.model_dump(mode="json") for r in results])
             return

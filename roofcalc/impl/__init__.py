@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DomainError, InputError
+from ..errors import DomainError, InputError, SpecError
 
 MAX_IMPL_BYTES = 32 * 2**20  # an implementation file (a 10,000-kernel step is about 4 MB)
 
@@ -75,6 +75,12 @@ def load_impl(path: str | Path) -> ImplFile:
     label = str(path)
     text = read_text(path, "implementation file", MAX_IMPL_BYTES)
     data = parse_json(text, label) if text.lstrip().startswith("{") else parse_yaml(text, label)
+    if isinstance(data, dict) and "phases" in data and "kernels" not in data:
+        # a named implementation's file (impls/*.yaml) is chosen by name, not read from a path
+        raise SpecError(
+            f"{label}: a named implementation's file (the form of roofcalc's impls/*.yaml, chosen with --impl NAME); "
+            "--impl-file takes a file written by 'roofcalc trace FILE --save-impl'"
+        )
     impl = validate(ImplFile, data, label)
     _check_formulas(impl, label)
     return impl

@@ -79,7 +79,7 @@ def host_op_from_layer(
     from ..roofline import evaluate
 
     if not MIN_LAYER_S <= layer_s < 1:
-        raise InputError(f"--host-layer: {layer_s:g} s is not a host time per layer (1 us to under 1 s)")
+        raise InputError(f"--host-layer: {layer_s:.10g} s is not a host time per layer (1 us to under 1 s)")
     if "impl" not in opdef.all_params or "layers" not in opdef.all_params:
         raise InputError(f"--host-layer: op {opdef.name} has no named implementations and layers (decode, prefill do)")
     plain = evaluate(opdef, hw, params, preset)

@@ -16,10 +16,11 @@ with the kernels so patched; the bound does not change, the expected time does.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InputError, SpecError, suggest
 from ..opdefs import ByteTerm, Check, KernelDef, OpDef
@@ -43,6 +44,15 @@ class ImplFigure(_Strict):
     source: str = Field(min_length=1)
     note: str | None = None
     fit_set: str | None = None  # a fitted figure: the cases it was fitted to
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _count(cls, v: Any) -> Any:
+        """Every figure here counts host work or a time: a finite number of at least 0 (not a
+        boolean, which pydantic would read as 1)."""
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{v!r:.40} is not a finite number of at least 0")
+        return v
 
     @model_validator(mode="after")
     def _fitted_names_its_set(self) -> ImplFigure:
@@ -188,6 +198,11 @@ def apply(opdef: OpDef, impl: NamedImpl) -> OpDef:
     )
     if clash:
         raise SpecError(f"{label}: terms: {clash[0]!r} is already a name of {opdef.source}")
+    shadowed = sorted(set(phase.terms) & set(figures))
+    if shadowed:
+        raise SpecError(
+            f"{label}: terms: {shadowed[0]!r} is already a figure of impls/{figure_files(impl)[shadowed[0]]}.yaml"
+        )
     terms.update(phase.terms)
     terms[HOST_TERM] = str(phase.host_ops)
     terms[HOST_NATIVE_TERM] = str(phase.host_ops_native)
