@@ -563,3 +563,44 @@ def test_phi3s_rotary_joins_its_parts_with_one_more_cat(tmp_path: Path) -> None:
     res = run_json("op", "prefill", "--model-config", str(cfg), "--impl", "hf", "--batch", "1", "--seq", "200",
                    "--hw", "h100")  # fmt: skip
     assert "rope_pass_cat" not in kernels(res)
+
+
+def test_cached_cudnn_plans_take_the_plan_out_of_a_dynamic_decode_step() -> None:
+    """--cudnn-plans-cached: a process that has already decoded this batch to these lengths finds
+    cuDNN's plan for each in its cache, so the step pays no plan: at the card's hot-loop op, the
+    figure's op times less (the step stays host-paced). Other implementations build no plan per step
+    and refuse it (exit 2)."""
+    plan_ops = float(
+        yaml.safe_load((ROOT / "impls" / "hf-dynamic.yaml").read_text())["figures"]["cudnn_plan_ops"]["value"]
+    )
+    hot = float(yaml.safe_load((ROOT / "hardware" / "h200.yaml").read_text())["expected"]["torch_op_floor_s"]["value"])
+    args = ["op", "decode", "--model", "llama-3.2-1b", "--impl", "hf-dynamic", "--batch", "2", "--context", "900"]
+    cold = run_json(*args, "--hw", "h200")
+    warm = run_json(*args, "--hw", "h200", "--cudnn-plans-cached")
+    assert cold["expected_limiter"] == warm["expected_limiter"] == "host"
+    assert cold["expected_s"] - warm["expected_s"] == pytest.approx(plan_ops * hot, rel=1e-9)
+    for impl in ("reference", "compiled", "hf", "fused"):
+        r = run("op", "decode", "--model", "llama-3.2-1b", "--impl", impl, "--hw", "h200", "--cudnn-plans-cached")
+        assert r.exit_code == 2 and "does not apply" in r.stderr and "Traceback" not in r.output, impl
+
+
+def test_the_dynamic_decode_steps_with_plans_cached_read_the_model(verified: VerifiedFor) -> None:
+    """validation/traces/h200/host-decode1 (development): the same DynamicCache decode cases timed in
+    three rounds of one process; the first round built cuDNN's plans, the later ones found them
+    cached, and read the model with --cudnn-plans-cached (its committed report is what the code
+    computes)."""
+    script = ROOT / "validation" / "expected" / "host_decode_report.py"
+    path = ROOT / "validation" / "expected" / "h200" / "host-decode1.json"
+    committed = json.loads(path.read_text())
+
+    def check() -> None:
+        assert json.loads(json.dumps(load_script(script).report("h200/host-decode1"))) == committed
+
+    verified.once("host-decode-report", [script, path, *trace_set_files("h200/host-decode1")], check)
+    s = committed["summary"]
+    built, cached = (
+        s["hf-dynamic/plans_built/ratio_layer_at_prefill"],
+        s["hf-dynamic/plans_cached/ratio_layer_at_prefill"],
+    )
+    assert built["within_target"] == built["cases"] and cached["within_target"] == cached["cases"] == 16
+    assert 0.9 < cached["median"] < 1.1

@@ -602,6 +602,23 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                      num_attention_heads=12, num_key_value_heads=6, vocab_size=32064,
                                      tie_word_embeddings=False, max_position_embeddings=16384,
                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout18 (HOLDOUT.md): four layouts never run, drawn in the thirteenth session with
+    # --cudnn-plans-cached (each DynamicCache decode case timed again, its plans cached)
+    "llama-2b-kv2-18l": ("llama", dict(hidden_size=2048, intermediate_size=7168, num_hidden_layers=18,
+                                       num_attention_heads=16, num_key_value_heads=2, head_dim=128, vocab_size=100352,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-3b-kv8-18l": ("mistral", dict(hidden_size=3072, intermediate_size=8704, num_hidden_layers=18,
+                                           num_attention_heads=24, num_key_value_heads=8, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen3-2b-kv6-18l": ("qwen3", dict(hidden_size=2304, intermediate_size=7168, num_hidden_layers=18,
+                                       num_attention_heads=18, num_key_value_heads=6, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-3b-kv8-18l": ("phi3", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=18,
+                                     num_attention_heads=24, num_key_value_heads=8, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -770,6 +787,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(2, 1400), (6, 600)],
         prefill=[(1, 360), (2, 240), (4, 200), (1, 2800)],
+    ),
+    # the thirteenth session's hold-out of --cudnn-plans-cached: four layouts never run, each
+    # DynamicCache decode case timed twice (--dynamic-warm), and host-paced prefills
+    "holdout18": dict(
+        models="llama-2b-kv2-18l,mistral-3b-kv8-18l,qwen3-2b-kv6-18l,phi3-3b-kv8-18l",
+        decode=[],
+        cache_variants=[],
+        dynamic=[(2, 1100), (5, 700), (12, 1600)],
+        prefill=[(1, 320), (3, 260)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
@@ -1204,6 +1230,23 @@ def run_cases(args: argparse.Namespace, doc: dict[str, Any], out: Path) -> None:
                         lambda b=b, c=c, lab=lab: hf_dynamic(model, cfg, b, c, args.steps, tpath("dynamic", lab)),
                     ),
                 )
+                if args.dynamic_warm:
+                    # the same batch and lengths again: cuDNN finds each length's plan in its cache
+                    record(
+                        {
+                            **base,
+                            "label": lab + "-warm",
+                            "impl": "hf-dynamic",
+                            "phase": "decode",
+                            "batch": b,
+                            "context": c,
+                            "cuda_graphs": False,
+                            "cudnn_plans_cached": True,
+                        },
+                        with_host_layers(
+                            args.host_layers, "hf", name, lambda b=b, c=c: hf_dynamic(model, cfg, b, c, args.steps, None)
+                        ),
+                    )
         if model is not None and "hf-dynamic-flash" in impls:
             for b, c in spec["dynamic"]:
                 lab = f"hf-dynamic-flash-{name}-decode-b{b}-c{c}"
@@ -1309,6 +1352,11 @@ def main() -> int:
     )
     ap.add_argument(
         "--profiler-check", action="store_true", help="last: a prefill timed before and after a profiler session"
+    )
+    ap.add_argument(
+        "--dynamic-warm",
+        action="store_true",
+        help="time each hf-dynamic case again right after it (cuDNN's plans then cached: cudnn_plans_cached)",
     )
     ap.add_argument("--budget-s", type=float, default=420)
     args = ap.parse_args()

@@ -124,6 +124,8 @@ def params_of(case: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     p: dict[str, Any] = {"batch": case["batch"], "impl": IMPLS[case["impl"]], "gpus": case.get("gpus", 1)}
     if case["phase"] == "decode":
         p["context"] = case.get("context_mid", case["context"])
+        if case.get("cudnn_plans_cached"):  # impl_bench.py --dynamic-warm's second run of a case
+            p["cudnn_plans_cached"] = True
         if case.get("max_cache_len") and p["impl"] == "hf":
             p["cache_len"] = case["max_cache_len"]
     else:
