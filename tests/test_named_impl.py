@@ -251,6 +251,7 @@ def test_impl_commands() -> None:
         "h200/impl-holdout15",
         "h200/impl-holdout16",
         "h200/impl-holdout17",
+        "h200/impl-holdout18",
         "h100/impl-dev4-qwen3",
     ],
 )
@@ -401,6 +402,19 @@ def test_the_hold_out_targets_hold() -> None:
     assert set(h17["role"].values()) == {"hold-out"}
     misses = [r for r in h17["cases"] if r["kind"] == "prefill" and not 0.8 <= r["ratio_host"] <= 1.25]
     assert len(misses) == 7 and {r["limiter_host"] for r in misses} == {"host"}
+    # four more, drawn after --cudnn-plans-cached: each DynamicCache decode case timed again in its
+    # process, its plans then cached, within its target with the option
+    h18 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout18.json").read_text())
+    assert {
+        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h18["summary"].items()
+    } == {
+        "hf/prefill": (7, 8, 8),
+        "hf-dynamic/python": (12, 12, 12),
+        "hf-dynamic (plans cached)/python": (12, 12, 12),
+    }
+    assert h18["role"] == {"prefill": "hold-out", "graphs": "in-sample", "python": "hold-out"}
+    cached = [r for r in h18["cases"] if r.get("cudnn_plans_cached")]
+    assert len(cached) == 12 and all(r["label"].endswith("-warm") for r in cached)
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
