@@ -415,6 +415,9 @@ def test_the_hold_out_targets_hold() -> None:
     assert h18["role"] == {"prefill": "hold-out", "graphs": "in-sample", "python": "hold-out"}
     cached = [r for r in h18["cases"] if r.get("cudnn_plans_cached")]
     assert len(cached) == 12 and all(r["label"].endswith("-warm") for r in cached)
+    # with the card's own figures (what the command prints without --host-layer) such steps read
+    # slower than the model: its hot loop paces transformers' Python faster than it ran
+    assert h18["summary"]["hf-dynamic (plans cached)/python"]["registry"] == {"within_target": 10, "median": 1.253}
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
@@ -596,6 +599,12 @@ def test_cached_cudnn_plans_take_the_plan_out_of_a_dynamic_decode_step() -> None
     for impl in ("reference", "compiled", "hf", "fused"):
         r = run("op", "decode", "--model", "llama-3.2-1b", "--impl", impl, "--hw", "h200", "--cudnn-plans-cached")
         assert r.exit_code == 2 and "does not apply" in r.stderr and "Traceback" not in r.output, impl
+    traced = str(ROOT / "tests" / "data" / "impl" / "hf-eager-llama-1b.yaml")
+    r = run("op", "decode", "--model", "llama-3.2-1b", "--impl-file", traced, "--cudnn-plans-cached")
+    assert r.exit_code == 2 and "--impl-file" in r.stderr and "reference" not in r.stderr
+    # the band printed is that of the committed steps with their plans cached, not of those that built them
+    assert warm["summary"]["band"]["kind"].startswith("decode/hf-dynamic-plans-cached/python/1gpu")
+    assert cold["summary"]["band"]["kind"].startswith("decode/hf-dynamic/python/1gpu")
 
 
 def test_the_dynamic_decode_steps_with_plans_cached_read_the_model(verified: VerifiedFor) -> None:

@@ -177,6 +177,10 @@ def build_op_command(opdef: OpDef) -> click.Command:
                     "--host-layer: an --impl-file step takes its host's time from its trace; drop one"
                 )
 
+            if given.get("cudnn_plans_cached"):
+                raise InputClickError(
+                    "--cudnn-plans-cached: an --impl-file step's host work is what its trace timed; drop one"
+                )
             chosen = [f"--{k}" for k in ("impl", "engine") if given.get(k) is not None]
             if chosen:
                 raise InputClickError(

@@ -118,7 +118,10 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
                 continue
             graphs = "graphs" if row["kind"] == "graphs" else "python"
             tp = "tp" if row.get("gpus", 1) > 1 else "1gpu"
-            k = f"{NAMED_OP[row['kind']]}/{row['impl']}/{graphs}/{tp}"
+            # DynamicCache decode with cuDNN's plans cached (--cudnn-plans-cached) apart, as
+            # roofcalc.summary._impl_key looks it up
+            shown = row["impl"] + ("-plans-cached" if row.get("cudnn_plans_cached") else "")
+            k = f"{NAMED_OP[row['kind']]}/{shown}/{graphs}/{tp}"
             # a step issued from Python also under whose time paces it in the model (the host's
             # or the GPU's): the host's speed moves between processes, the GPU's far less
             paced = [f"{k}/{pace(row['limiter'])}"] if graphs == "python" and row.get("limiter") else []

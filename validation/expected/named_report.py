@@ -261,6 +261,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             }
             if all("ratio_hot_loop" in r for r in sel):
                 out[f"{impl}/{kind}"]["within_target_hot_loop"] = sum(lo <= r["ratio_hot_loop"] <= hi for r in sel)
+            if key == "ratio_host":  # beside it, what the command prints with the card's own figures
+                out[f"{impl}/{kind}"]["registry"] = {
+                    "within_target": sum(lo <= r["ratio"] <= hi for r in sel),
+                    "median": round(statistics.median(r["ratio"] for r in sel), 3),
+                }
             if all("host_layer_moved" in r for r in sel):
                 # a description, not a filter: the cases whose two timings of the layer agreed
                 steady = [r for r in sel if r["host_layer_moved"] <= STEADY_LAYER]
