@@ -619,6 +619,22 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                      num_attention_heads=24, num_key_value_heads=8, vocab_size=32064,
                                      tie_word_embeddings=False, max_position_embeddings=16384,
                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout19 (HOLDOUT.md): four layouts never run, drawn in the thirteenth session after
+    # impl-holdout18's evaluation and its mends
+    "llama-1b-kv8-20l": ("llama", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=20,
+                                       num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=64256,
+                                       tie_word_embeddings=True, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv4-22l": ("mistral", dict(hidden_size=2304, intermediate_size=6656, num_hidden_layers=22,
+                                           num_attention_heads=18, num_key_value_heads=6, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-1b-kv4-24l": ("qwen2", dict(hidden_size=1536, intermediate_size=6144, num_hidden_layers=24,
+                                       num_attention_heads=12, num_key_value_heads=4, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "phi3-2b-kv4-20l": ("phi3", dict(hidden_size=2048, intermediate_size=7168, num_hidden_layers=20,
+                                     num_attention_heads=16, num_key_value_heads=4, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -796,6 +812,15 @@ SETS = {
         cache_variants=[],
         dynamic=[(2, 1100), (5, 700), (12, 1600)],
         prefill=[(1, 320), (3, 260)],
+    ),
+    # the thirteenth session's last hold-out: four layouts never run, every kind of step of hf,
+    # hf-dynamic (plans built and cached) and fused, drawn after impl-holdout18's mends
+    "holdout19": dict(
+        models="llama-1b-kv8-20l,mistral-2b-kv4-22l,qwen2-1b-kv4-24l,phi3-2b-kv4-20l",
+        decode=[(6, 2200)],
+        cache_variants=[],
+        dynamic=[(3, 1300), (9, 800)],
+        prefill=[(1, 300), (2, 380), (1, 3500)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
