@@ -14,5 +14,5 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/smi.txt
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cudnn', torch.backends.cudnn.version())" >> "$out/smi.txt"
 date -u > "$out/date.txt"
 IMPL_BENCH_EXTRA="--host-layers --dynamic-warm" bash impl_holdout.sh "$out/impl-holdout19" holdout19 \
-  llama-1b-kv8-20l,mistral-2b-kv4-22l,qwen2-1b-kv4-24l,phi3-2b-kv4-20l hf-dynamic,hf-prefill,fused > "$out/impl-holdout19-log.txt" 2>&1
+  llama-1b-kv8-20l,mistral-2b-kv6-22l,qwen2-1b-kv4-24l,phi3-2b-kv4-20l hf-dynamic,hf-prefill,fused > "$out/impl-holdout19-log.txt" 2>&1
 date -u >> "$out/date.txt"

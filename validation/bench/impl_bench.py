@@ -624,7 +624,7 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "llama-1b-kv8-20l": ("llama", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=20,
                                        num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=64256,
                                        tie_word_embeddings=True, rope_theta=500000.0, max_position_embeddings=16384)),
-    "mistral-2b-kv4-22l": ("mistral", dict(hidden_size=2304, intermediate_size=6656, num_hidden_layers=22,
+    "mistral-2b-kv6-22l": ("mistral", dict(hidden_size=2304, intermediate_size=6656, num_hidden_layers=22,
                                            num_attention_heads=18, num_key_value_heads=6, head_dim=128,
                                            vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
                                            max_position_embeddings=32768, sliding_window=None)),
@@ -816,7 +816,7 @@ SETS = {
     # the thirteenth session's last hold-out: four layouts never run, every kind of step of hf,
     # hf-dynamic (plans built and cached) and fused, drawn after impl-holdout18's mends
     "holdout19": dict(
-        models="llama-1b-kv8-20l,mistral-2b-kv4-22l,qwen2-1b-kv4-24l,phi3-2b-kv4-20l",
+        models="llama-1b-kv8-20l,mistral-2b-kv6-22l,qwen2-1b-kv4-24l,phi3-2b-kv4-20l",
         decode=[(6, 2200)],
         cache_variants=[],
         dynamic=[(3, 1300), (9, 800)],
