@@ -252,6 +252,7 @@ def test_impl_commands() -> None:
         "h200/impl-holdout16",
         "h200/impl-holdout17",
         "h200/impl-holdout18",
+        "h200/impl-holdout19",
         "h100/impl-dev4-qwen3",
     ],
 )
@@ -418,6 +419,18 @@ def test_the_hold_out_targets_hold() -> None:
     # with the card's own figures (what the command prints without --host-layer) such steps read
     # slower than the model: its hot loop paces transformers' Python faster than it ran
     assert h18["summary"]["hf-dynamic (plans cached)/python"]["registry"] == {"within_target": 10, "median": 1.253}
+    # four more, drawn after those mends: every kind of step of hf, hf-dynamic and fused
+    h19 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout19.json").read_text())
+    assert {
+        k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h19["summary"].items()
+    } == {
+        "fused/prefill": (5, 4, 6),
+        "fused/graphs": (2, None, 2),
+        "hf/prefill": (12, 11, 12),
+        "hf-dynamic/python": (8, 8, 8),
+        "hf-dynamic (plans cached)/python": (8, 8, 8),
+    }
+    assert set(h19["role"].values()) == {"hold-out"}
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
