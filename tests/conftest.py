@@ -184,6 +184,20 @@ def trace_set_files(card_set: str) -> list[Path]:
     return sorted(p for p in (ROOT / "validation" / "traces" / card_set).rglob("*") if p.is_file())
 
 
+def committed_report(verified: VerifiedFor, script_name: str, set_name: str) -> dict[str, Any]:
+    """validation/expected/<set_name>.json, once checked (per inputs) to be what
+    validation/expected/<script_name>.py's report(set_name) computes from the trace set's files."""
+    script = ROOT / "validation" / "expected" / f"{script_name}.py"
+    path = ROOT / "validation" / "expected" / f"{set_name}.json"
+    committed: dict[str, Any] = json.loads(path.read_text())
+
+    def check() -> None:
+        assert json.loads(json.dumps(load_script(script).report(set_name))) == committed
+
+    verified.once(script_name, [script, path, *trace_set_files(set_name)], check)
+    return committed
+
+
 @pytest.fixture(scope="session")
 def _verified_session(request: pytest.FixtureRequest) -> Verified:
     return Verified(request.config)

@@ -15,7 +15,7 @@ from roofcalc.opdefs import load_op
 from roofcalc.resolve import resolve_hardware
 from roofcalc.validation import case_host_layer
 
-from .conftest import ROOT, VerifiedFor, load_script, run, run_json, trace_set_files
+from .conftest import ROOT, VerifiedFor, committed_report, load_script, run, run_json, trace_set_files
 
 # a Llama layout of 16 layers (validation/traces/h100/impl-holdout9's llama-1b-hd64)
 CONFIG = {
@@ -162,14 +162,7 @@ def test_host_track_report_is_what_the_code_computes(verified: VerifiedFor) -> N
     layout, each against the hot loop timed around its round and against the implementation's own
     host time per layer timed there. The latter held more of them to [0.8, 1.25] (committed
     measurement; nothing fitted on it)."""
-    script = ROOT / "validation" / "expected" / "host_track_report.py"
-    path = ROOT / "validation" / "expected" / "h200" / "host-track1.json"
-    committed = json.loads(path.read_text())
-
-    def check() -> None:
-        assert json.loads(json.dumps(load_script(script).report("h200/host-track1"))) == committed
-
-    verified.once("host-track-report", [script, path, *trace_set_files("h200/host-track1")], check)
+    committed = committed_report(verified, "host_track_report", "h200/host-track1")
     s = {k: (v["within_target"], v["cases"]) for k, v in committed["summary"].items()}
     assert s == {
         "fused/ratio_hot_loop": (25, 48),
@@ -272,14 +265,7 @@ def test_a_hardware_file_cannot_set_an_implementation_pace() -> None:
 def test_host_seq_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
     """validation/expected/h200/host-seq1.json: the host time per layer timed at 4, 32 and 128
     tokens, against host-paced prefills of 128 and 300 (committed measurement, nothing fitted)."""
-    script = ROOT / "validation" / "expected" / "host_seq_report.py"
-    path = ROOT / "validation" / "expected" / "h200" / "host-seq1.json"
-    committed = json.loads(path.read_text())
-
-    def check() -> None:
-        assert json.loads(json.dumps(load_script(script).report("h200/host-seq1"))) == committed
-
-    verified.once("host-seq-report", [script, path, *trace_set_files("h200/host-seq1")], check)
+    committed = committed_report(verified, "host_seq_report", "h200/host-seq1")
     s = committed["summary"]
     # the length a layer is timed at moves the median by a few percent at most
     for impl in ("hf", "fused"):
@@ -355,14 +341,7 @@ def test_the_host_pace_reports_are_what_the_code_computes(
 ) -> None:
     """host-anatomy1 and host-mode1 (development sets): the committed reports are what their scripts
     compute from the committed timings with the current model."""
-    script = ROOT / "validation" / "expected" / f"{script_name}.py"
-    path = ROOT / "validation" / "expected" / f"{set_name}.json"
-    committed = json.loads(path.read_text())
-
-    def check() -> None:
-        assert json.loads(json.dumps(load_script(script).report(set_name))) == committed
-
-    verified.once(script_name, [script, path, *trace_set_files(set_name)], check)
+    committed = committed_report(verified, script_name, set_name)
     assert committed["set"] == set_name and "step_ops.py" in committed["role"]
 
 

@@ -15,7 +15,7 @@ from roofcalc.impl.named import NamedImpl, all_figures, impl_names, load_named
 from roofcalc.opdefs import load_op
 from roofcalc.presets import params_from_hf_config
 
-from .conftest import DATA, VerifiedFor, load_script, run, run_json, trace_set_files
+from .conftest import DATA, VerifiedFor, committed_report, load_script, run, run_json, trace_set_files
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = DATA / "hf"
@@ -625,14 +625,7 @@ def test_the_dynamic_decode_steps_with_plans_cached_read_the_model(verified: Ver
     three rounds of one process; the first round built cuDNN's plans, the later ones found them
     cached, and read the model with --cudnn-plans-cached (its committed report is what the code
     computes)."""
-    script = ROOT / "validation" / "expected" / "host_decode_report.py"
-    path = ROOT / "validation" / "expected" / "h200" / "host-decode1.json"
-    committed = json.loads(path.read_text())
-
-    def check() -> None:
-        assert json.loads(json.dumps(load_script(script).report("h200/host-decode1"))) == committed
-
-    verified.once("host-decode-report", [script, path, *trace_set_files("h200/host-decode1")], check)
+    committed = committed_report(verified, "host_decode_report", "h200/host-decode1")
     s = committed["summary"]
     built, cached = (
         s["hf-dynamic/plans_built/ratio_layer_at_prefill"],

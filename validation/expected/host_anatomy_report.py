@@ -9,7 +9,6 @@ plus the other layers at the time per layer. Writes validation/expected/<card>/<
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -17,22 +16,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_track_report import DERIVED, TRACES, Pacer, host_doc
+from host_track_report import DERIVED, Pacer, host_doc, trace_docs
 from named_report import TARGETS, spread, write_reports
 
 
 def report(set_name: str) -> dict[str, Any]:
     pacer = Pacer(set_name)
-    files = sorted((TRACES / set_name).glob("*/host_anatomy.json"))
-    if not files:
-        raise SystemExit(f"{set_name}: no */host_anatomy.json")
+    docs = trace_docs(set_name, "host_anatomy.json")
     rows: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []  # one a round: the 4-token step at full depth
-    device = None
+    device = docs[-1][1]["device"]
     med = statistics.median
-    for f in files:
-        doc = json.loads(f.read_text())
-        device = doc["device"]
+    for _, doc in docs:
         for rec in doc["cases"]:
             hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
             lb, la = rec["layer_before"], rec["layer_after"]

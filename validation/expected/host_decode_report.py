@@ -11,7 +11,6 @@ later ones, which ran the same lengths again and found the plans in its cache (e
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_track_report import TRACES, Pacer, host_doc
+from host_track_report import Pacer, host_doc, trace_docs
 from named_report import TARGETS, params_of, spread, write_reports
 
 from roofcalc.impl.host_layer import paced
@@ -31,14 +30,10 @@ from roofcalc.validation import case_host_op, with_host_op
 def report(set_name: str) -> dict[str, Any]:
     hw = Pacer(set_name).hw
     op = load_op("decode")
-    files = sorted((TRACES / set_name).glob("*/host_decode.json"))
-    if not files:
-        raise SystemExit(f"{set_name}: no */host_decode.json")
+    docs = trace_docs(set_name, "host_decode.json")
     rows: list[dict[str, Any]] = []
-    device = None
-    for f in files:
-        doc = json.loads(f.read_text())
-        device = doc["device"]
+    device = docs[-1][1]["device"]
+    for _, doc in docs:
         for rec in doc["cases"]:
             layers = {
                 at: (rec[f"{at}_layer_before"]["s"] + rec[f"{at}_layer_after"]["s"]) / 2 for at in ("prefill", "decode")

@@ -10,7 +10,6 @@ validation/expected/<card>/<set>.json; no GPU.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -18,20 +17,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_track_report import DERIVED, TRACES, Pacer, host_doc
+from host_track_report import DERIVED, Pacer, host_doc, trace_docs
 from named_report import TARGETS, spread, write_reports
 
 
 def report(set_name: str) -> dict[str, Any]:
     pacer = Pacer(set_name)
-    files = sorted((TRACES / set_name).glob("*/host_mode.json"))
-    if not files:
-        raise SystemExit(f"{set_name}: no */host_mode.json")
+    docs = trace_docs(set_name, "host_mode.json")
     rows: list[dict[str, Any]] = []
-    device = None
-    for f in files:
-        doc = json.loads(f.read_text())
-        device = doc["device"]
+    device = docs[-1][1]["device"]
+    for _, doc in docs:
         by_key = {(r["model"], r["impl"], r["round"], r["mode"]): r for r in doc["cases"]}
         for (model, impl, rnd, mode), rec in by_key.items():
             hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2

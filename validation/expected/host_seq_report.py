@@ -8,7 +8,6 @@ card's op for native work. Writes validation/expected/<card>/<set>.json; no GPU.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,20 +16,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_track_report import TRACES, Pacer, host_doc  # noqa: E402
+from host_track_report import Pacer, host_doc, trace_docs  # noqa: E402
 from named_report import TARGETS, spread, write_reports  # noqa: E402
 
 
 def report(set_name: str) -> dict[str, Any]:
     pacer = Pacer(set_name)
-    files = sorted((TRACES / set_name).glob("*/host_seq.json"))
-    if not files:
-        raise SystemExit(f"{set_name}: no */host_seq.json")
+    docs = trace_docs(set_name, "host_seq.json")
     rows: list[dict[str, Any]] = []
-    device = None
-    for f in files:
-        doc = json.loads(f.read_text())
-        device = doc["device"]
+    device = docs[-1][1]["device"]
+    for f, doc in docs:
         for rec in doc["cases"]:
             hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
             for prompt, step in rec["steps"].items():

@@ -49,6 +49,14 @@ def host_doc(
     }
 
 
+def trace_docs(set_name: str, name: str) -> list[tuple[Path, dict[str, Any]]]:
+    """The measurement files ``name`` of a trace set (one a process), read."""
+    files = sorted((TRACES / set_name).glob(f"*/{name}"))
+    if not files:
+        raise SystemExit(f"{set_name}: no */{name}")
+    return [(f, json.loads(f.read_text())) for f in files]
+
+
 class Pacer:
     """A host-paced prompt's expected time on one card, with the hot loop timed around it and with
     the implementation's own host time per layer; the host-op times counted per layer are counted
@@ -84,14 +92,10 @@ class Pacer:
 
 def report(set_name: str) -> dict[str, Any]:
     pacer = Pacer(set_name)
-    files = sorted((TRACES / set_name).glob("*/host_track.json"))
-    if not files:
-        raise SystemExit(f"{set_name}: no */host_track.json")
+    docs = trace_docs(set_name, "host_track.json")
     rows: list[dict[str, Any]] = []
-    device = None
-    for f in files:
-        doc = json.loads(f.read_text())
-        device = doc["device"]
+    device = docs[-1][1]["device"]
+    for f, doc in docs:
         for rec in doc["cases"]:
             hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
             layer = (rec["layer_before"]["s"] + rec["layer_after"]["s"]) / 2
