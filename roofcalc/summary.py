@@ -70,9 +70,8 @@ def _impl_key(params: dict[str, Any]) -> str:
         impl = "compiled" if params.get("engine") == "compiled" else "reference"
     if impl in ("reference", "compiled"):
         return f"reference-{'compiled' if impl == 'compiled' else 'eager'}"
-    if impl == "hf-dynamic" and params.get("cudnn_plans_cached"):  # steps without cuDNN's plan apart
-        return "hf-dynamic-plans-cached"
-    return impl
+    # a step whose cuDNN plans are cached (--cudnn-plans-cached) builds none: its band apart
+    return impl + ("-plans-cached" if params.get("cudnn_plans_cached") else "")
 
 
 def implementation_of(op: str, params: dict[str, Any]) -> str | None:
