@@ -369,3 +369,28 @@ def test_a_comparison_refused_on_every_card_says_why_once() -> None:
     assert r.exit_code == 1 and "Traceback" not in r.output
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].count("--host-layer:") == 1 and "one GPU" in lines[0]
+
+
+def test_native_host_work_that_grows_with_the_layers_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """host_ops_native is paid once a step at the hot loop's op: a file whose native work scales with
+    the layers through a term of its own (which the check on the literal name 'layers' does not
+    see) is refused when --host-layer counts a layer's ops, not paced as Python."""
+    from roofcalc.errors import SpecError
+    from roofcalc.impl import named
+
+    real = named.load_named
+    base = real("hf-dynamic")
+    phase = base.phases["decode"].model_copy(
+        update={"terms": {"per_step_layers": "layers"}, "host_ops_native": "per_step_layers*100"}
+    )
+    aliased = base.model_copy(update={"phases": {"decode": phase}})
+    monkeypatch.setattr(named, "load_named", lambda name: aliased if name == "hf-dynamic" else real(name))
+    named._APPLIED.clear()
+    hw = resolve_hardware("h200", None, None)
+    params = {"batch": 1, "context": 300, "impl": "hf-dynamic", "layers": 16, "hidden": 2048, "heads": 32,
+              "kv_heads": 8, "head_dim": 64, "ffn": 8192, "vocab": 128256}  # fmt: skip
+    with pytest.raises(SpecError, match="host_ops_native grows with the layers"):
+        host_ops_per_layer(load_op("decode"), hw, params, None)
+    named._APPLIED.clear()
+    monkeypatch.setattr(named, "load_named", real)
+    assert host_ops_per_layer(load_op("decode"), hw, params, None) == pytest.approx(98.9)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DomainError, InputError
+from ..errors import DomainError, InputError, SpecError
 
 if TYPE_CHECKING:
     from ..hardware import Hardware
@@ -54,16 +54,32 @@ def host_ops_per_layer(
     units of the host's op. 0 where Python issues nothing (a CUDA graph's replay); None where no
     host, however slow, paces the step (the GPU's work outlasts any issue of it)."""
     from ..roofline import evaluate
-    from ..validation import with_host_op
+    from ..validation import with_host_op, with_impl_pace
 
-    for slow_s in _SLOW_HOSTS_S:
-        slow = with_host_op(hw, slow_s, "a host that paces the step")
-        runs = [evaluate(opdef, slow, *_at_depth(params, preset, d), memory_reserve=None) for d in _DEPTHS]
+    def per_layer(h: Hardware) -> float | None:
+        runs = [evaluate(opdef, h, *_at_depth(params, preset, d), memory_reserve=None) for d in _DEPTHS]
         if any(r.expected_launch == "graph" for r in runs):
             return 0.0
         if all(r.expected_limiter == "host" and r.expected_s is not None for r in runs):
             t2, t6 = (float(r.expected_s) for r in runs)  # type: ignore[arg-type]
-            return (t6 - t2) / (_DEPTHS[1] - _DEPTHS[0]) / slow_s
+            return (t6 - t2) / (_DEPTHS[1] - _DEPTHS[0])
+        return None
+
+    for slow_s in _SLOW_HOSTS_S:
+        slow = with_host_op(hw, slow_s, "a host that paces the step")
+        layer = per_layer(slow)
+        if layer is None:
+            continue
+        if layer:
+            # native host work (host_ops_native) stays at the hot loop's op whatever the pace: a
+            # layer's time must double with the Python pace, or that work grows with the layers
+            doubled = per_layer(with_impl_pace(slow, 2 * slow_s, "twice the pace"))
+            if doubled is None or abs(doubled - 2 * layer) > 1e-9 * doubled:
+                raise SpecError(
+                    f"{opdef.source}: host_ops_native grows with the layers; "
+                    "native host work is paid once a step (per-layer work belongs in host_ops)"
+                )
+        return layer / slow_s
     return None
 
 
