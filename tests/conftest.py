@@ -184,6 +184,17 @@ def trace_set_files(card_set: str) -> list[Path]:
     return sorted(p for p in (ROOT / "validation" / "traces" / card_set).rglob("*") if p.is_file())
 
 
+@functools.lru_cache(maxsize=4)
+def hardware_yaml(name: str) -> dict[str, Any]:
+    """hardware/<name>.yaml as YAML reads it (not roofcalc: a figure as the file states it), with
+    libyaml's loader where PyYAML has it (the registry's 7 MB choice map takes seconds in Python's)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: dict[str, Any] = yaml.load((ROOT / "hardware" / f"{name}.yaml").read_text(), Loader=loader)
+    return data
+
+
 def committed_report(verified: VerifiedFor, script_name: str, set_name: str) -> dict[str, Any]:
     """validation/expected/<set_name>.json, once checked (per inputs) to be what
     validation/expected/<script_name>.py's report(set_name) computes from the trace set's files."""

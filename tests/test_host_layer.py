@@ -15,7 +15,7 @@ from roofcalc.opdefs import load_op
 from roofcalc.resolve import resolve_hardware
 from roofcalc.validation import case_host_layer
 
-from .conftest import ROOT, VerifiedFor, committed_report, load_script, run, run_json, trace_set_files
+from .conftest import ROOT, VerifiedFor, committed_report, hardware_yaml, load_script, run, run_json, trace_set_files
 
 # a Llama layout of 16 layers (validation/traces/h100/impl-holdout9's llama-1b-hd64)
 CONFIG = {
@@ -234,7 +234,7 @@ def test_native_host_work_stays_at_the_hot_loop() -> None:
     was, at the card's hot-loop op times the ops the implementation file counts for it."""
     doc = yaml.safe_load((ROOT / "impls" / "hf-dynamic.yaml").read_text())
     plan_ops = float(doc["figures"]["cudnn_plan_ops"]["value"])
-    h200 = yaml.safe_load((ROOT / "hardware" / "h200.yaml").read_text())
+    h200 = hardware_yaml("h200")
     hot = float(h200["expected"]["torch_op_floor_s"]["value"])
     args = ["op", "decode", "--model", "llama-3.2-1b", "--impl", "hf-dynamic", "--batch", "1", "--context", "100"]
     a = run_json(*args, "--hw", "h200", "--host-layer", "1ms")

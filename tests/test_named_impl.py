@@ -15,7 +15,7 @@ from roofcalc.impl.named import NamedImpl, all_figures, impl_names, load_named
 from roofcalc.opdefs import load_op
 from roofcalc.presets import params_from_hf_config
 
-from .conftest import DATA, VerifiedFor, committed_report, load_script, run, run_json, trace_set_files
+from .conftest import DATA, VerifiedFor, committed_report, hardware_yaml, load_script, run, run_json, trace_set_files
 
 ROOT = Path(__file__).resolve().parent.parent
 HF = DATA / "hf"
@@ -603,7 +603,7 @@ def test_cached_cudnn_plans_take_the_plan_out_of_a_dynamic_decode_step() -> None
     plan_ops = float(
         yaml.safe_load((ROOT / "impls" / "hf-dynamic.yaml").read_text())["figures"]["cudnn_plan_ops"]["value"]
     )
-    hot = float(yaml.safe_load((ROOT / "hardware" / "h200.yaml").read_text())["expected"]["torch_op_floor_s"]["value"])
+    hot = float(hardware_yaml("h200")["expected"]["torch_op_floor_s"]["value"])
     args = ["op", "decode", "--model", "llama-3.2-1b", "--impl", "hf-dynamic", "--batch", "2", "--context", "900"]
     cold = run_json(*args, "--hw", "h200")
     warm = run_json(*args, "--hw", "h200", "--cudnn-plans-cached")
