@@ -117,11 +117,15 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             if rep["set"] in PROFILED and row["kind"] != "graphs":
                 continue
             graphs = "graphs" if row["kind"] == "graphs" else "python"
-            tp = "tp" if row.get("gpus", 1) > 1 else "1gpu"
-            # DynamicCache decode with cuDNN's plans cached (--cudnn-plans-cached) apart, as
-            # roofcalc.summary._impl_key looks it up
-            shown = row["impl"] + ("-plans-cached" if row.get("cudnn_plans_cached") else "")
-            k = f"{NAMED_OP[row['kind']]}/{shown}/{graphs}/{tp}"
+            # the key `roofcalc op` looks the step up by (DynamicCache decode with cuDNN's plans
+            # cached apart)
+            step = {
+                "impl": row["impl"],
+                "cuda_graphs": graphs == "graphs",
+                "gpus": row.get("gpus", 1),
+                "cudnn_plans_cached": row.get("cudnn_plans_cached", False),
+            }
+            k = band_kind(NAMED_OP[row["kind"]], step)
             # a step issued from Python also under whose time paces it in the model (the host's
             # or the GPU's): the host's speed moves between processes, the GPU's far less
             paced = [f"{k}/{pace(row['limiter'])}"] if graphs == "python" and row.get("limiter") else []
