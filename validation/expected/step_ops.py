@@ -1,4 +1,16 @@
-"""The host work of an implementation's forward call outside its decoder layers, in host-op times at
+"""The host work of an implementation per decoder layer (hf_layer_ops, fused_layer_ops) and per
+forward call outside its layers (hf_step_ops, fused_step_ops), beyond the issue of its kernels.
+
+Per layer, in hot-loop op times: each timing of the implementation's host time per layer (a 4-token
+prefill of the config at 6 layers less 2, the GPU almost idle) over the hot loop's op timed around
+it, less the op times roofcalc counts per layer for issuing the layer's kernels (the figure the
+file holds is added back, so that the result does not depend on it). Pooled over every such
+timing the sets hold: the development sets below and the hold-outs whose prefills are in-sample
+(impl-holdout11 to -19; transformers' only where timed under torch.no_grad(), as its steps run: in
+PyTorch's default mode its parameters record autograd's graph, h200/host-mode1; the fused layout's
+plain tensors do not care). The figures hf_layer_ops and fused_layer_ops are the pooled medians.
+
+Per forward call, in host-op times at
 the implementation's own pace: the step at 2 layers (a 4-token prefill, the GPU almost idle, so
 the host paces it) less 2 layers at the time per layer timed beside it, less what roofcalc
 counts for the rest of that step (its kernels' issue and the step's last kernels). The figures
@@ -40,6 +52,10 @@ SETS = {
     "host-mode1": ("host_mode.json", "no_grad"),
 }
 FIGURE = {"hf": "hf_step_ops", "fused": "fused_step_ops"}
+LAYER_FIGURE = {"hf": "hf_layer_ops", "fused": "fused_layer_ops"}
+# hold-outs whose prefills are in-sample (named_report.SPENT) and that timed the implementation's
+# host time per layer around each case (impl_bench.py --host-layers)
+LAYER_HOLDOUTS = [f"impl-holdout{i}" for i in range(11, 20)]
 OUT = ROOT / "validation" / "expected" / "h200" / "step-ops.json"
 
 
@@ -49,6 +65,66 @@ def records() -> Any:
             for rec in json.loads(f.read_text())["cases"]:
                 if mode is None or rec.get("mode") == mode:
                     yield set_name, rec
+
+
+def layer_records() -> Any:
+    """(set, impl, config, layer s, hot-loop op s) for every timing of an implementation's host time
+    per layer, with the hot loop's op timed around it."""
+    for set_name, rec in records():
+        hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
+        for which in ("layer_before", "layer_after"):
+            yield set_name, rec["impl"], rec["config"], rec[which]["s"], hot
+    for set_name in LAYER_HOLDOUTS:
+        for case in json.loads((TRACES / set_name / "times.json").read_text())["cases"]:
+            layer, hot = case.get("host_layer_s"), case.get("host_op_s")
+            if case.get("phase") != "prefill" or not isinstance(layer, dict) or not isinstance(hot, dict):
+                continue
+            if case["impl"] == "hf" and layer.get("autograd") != "no_grad":
+                continue
+            op_s = (hot["before"] + hot["after"]) / 2
+            for which in ("before", "after"):
+                yield set_name, case["impl"], case["config"], layer[which], op_s
+
+
+def summarise(found: dict[str, dict[str, list[float]]], figures: dict[str, str]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for impl, by_set in sorted(found.items()):
+        pooled = [v for vals in by_set.values() for v in vals]
+        q = statistics.quantiles(pooled, n=4)
+        summary[impl] = {
+            "figure": figures[impl],
+            "median": round(statistics.median(pooled), 1),
+            "quartiles": [round(q[0], 1), round(q[2], 1)],
+            "timings": len(pooled),
+            "by_set": {k: {"median": round(statistics.median(v), 1), "timings": len(v)} for k, v in by_set.items()},
+        }
+    return summary
+
+
+def derive_layers() -> dict[str, Any]:
+    """The per-layer figures: each timing in hot-loop op times less what roofcalc counts per layer
+    for the layer's kernels (the count with the file's figure, less that figure)."""
+    hw = resolve_hardware("h200", None, None)
+    op = load_op("prefill")
+    held = {impl: float(load_named(impl).figures[name].value) for impl, name in LAYER_FIGURE.items()}
+    counted: dict[tuple[str, str], float] = {}
+    found: dict[str, dict[str, list[float]]] = {}
+    for set_name, impl, config, layer_s, hot in layer_records():
+        key = (impl, json.dumps(config, sort_keys=True))
+        if key not in counted:
+            p, preset = params_of({"config": config, "impl": impl, "phase": "prefill", "batch": 1, "seq": 4})
+            n = host_ops_per_layer(op, hw, p, preset)
+            if not n:
+                raise SystemExit(f"{set_name} {impl}: no host-op count per layer")
+            counted[key] = n - held[impl]
+        if not 0 < layer_s < 1 or not 0 < hot < 1:
+            raise SystemExit(f"{set_name} {impl}: a layer of {layer_s!r} s at a hot-loop op of {hot!r} s")
+        found.setdefault(impl, {}).setdefault(set_name, []).append(layer_s / hot - counted[key])
+    return {
+        "sets": [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()]
+        + [f"validation/traces/h200/{k} (prefill)" for k in LAYER_HOLDOUTS],
+        "summary": summarise(found, LAYER_FIGURE),
+    }
 
 
 def derive() -> dict[str, Any]:
@@ -78,29 +154,21 @@ def derive() -> dict[str, Any]:
                 raise SystemExit(f"{set_name} {rec['model']} {rec['impl']}: the 2-layer step is not host-paced here")
             ops = (t2 - r.expected_s) / pace + held[rec["impl"]]
             found.setdefault(rec["impl"], {}).setdefault(set_name, []).append(ops)
-    summary: dict[str, Any] = {}
-    for impl, by_set in sorted(found.items()):
-        pooled = [v for vals in by_set.values() for v in vals]
-        q = statistics.quantiles(pooled, n=4)
-        summary[impl] = {
-            "figure": FIGURE[impl],
-            "median": round(statistics.median(pooled), 1),
-            "quartiles": [round(q[0], 1), round(q[2], 1)],
-            "timings": len(pooled),
-            "by_set": {k: {"median": round(statistics.median(v), 1), "timings": len(v)} for k, v in by_set.items()},
-        }
     return {
         "schema": "roofcalc-step-ops-1",
         "command": "python3 validation/expected/step_ops.py",
         "role": "development: the sets the figures are derived from",
         "sets": [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()],
-        "summary": summary,
+        "summary": summarise(found, FIGURE),
+        "layer": derive_layers(),
     }
 
 
 def main() -> int:
     doc = derive()
     for impl, v in doc["summary"].items():
+        print(impl, v)
+    for impl, v in doc["layer"]["summary"].items():
         print(impl, v)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(OUT.relative_to(ROOT))
