@@ -635,6 +635,36 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                      num_attention_heads=16, num_key_value_heads=4, vocab_size=32064,
                                      tie_word_embeddings=False, max_position_embeddings=16384,
                                      original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    # impl-holdout20 (HOLDOUT.md): seven layouts never run, drawn in the fourteenth session with
+    # random.Random("roofcalc impl-holdout20 2026-11-28") (five families) and "... extra" (a llama
+    # and a mistral more, for the fused layout): hidden from 1,536-3,072, heads of 128, KV heads a
+    # divisor, 14-26 layers, the MLP 2.5-3.6x rounded to 256
+    "llama-1b-kv4-14l": ("llama", dict(hidden_size=1536, intermediate_size=5120, num_hidden_layers=14,
+                                       num_attention_heads=12, num_key_value_heads=4, head_dim=128, vocab_size=128256,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-3b-kv2-25l": ("mistral", dict(hidden_size=3072, intermediate_size=8960, num_hidden_layers=25,
+                                           num_attention_heads=24, num_key_value_heads=2, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-3b-kv6-18l": ("qwen2", dict(hidden_size=3072, intermediate_size=10752, num_hidden_layers=18,
+                                       num_attention_heads=24, num_key_value_heads=6, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-3b-kv8-22l": ("qwen3", dict(hidden_size=3072, intermediate_size=9728, num_hidden_layers=22,
+                                       num_attention_heads=24, num_key_value_heads=8, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-3b-kv8-18l-f9728": ("phi3", dict(hidden_size=3072, intermediate_size=9728, num_hidden_layers=18,
+                                           num_attention_heads=24, num_key_value_heads=8, vocab_size=32064,
+                                           tie_word_embeddings=False, max_position_embeddings=16384,
+                                           original_max_position_embeddings=16384, sliding_window=None,
+                                           pad_token_id=0)),
+    "llama-2b-kv2-20l": ("llama", dict(hidden_size=2304, intermediate_size=6144, num_hidden_layers=20,
+                                       num_attention_heads=18, num_key_value_heads=2, head_dim=128, vocab_size=32000,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv1-21l": ("mistral", dict(hidden_size=2560, intermediate_size=7680, num_hidden_layers=21,
+                                           num_attention_heads=20, num_key_value_heads=1, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -821,6 +851,17 @@ SETS = {
         cache_variants=[],
         dynamic=[(3, 1300), (9, 800)],
         prefill=[(1, 300), (2, 380), (1, 3500)],
+    ),
+    # the fourteenth session's hold-out of the refitted host figures per layer (hf_layer_ops,
+    # fused_layer_ops): seven layouts never run, every kind of step of hf, hf-dynamic (plans built
+    # and cached) and fused; the shapes drawn with random.Random("roofcalc impl-holdout20 2026-11-28")
+    "holdout20": dict(
+        models="llama-1b-kv4-14l,mistral-3b-kv2-25l,qwen2-3b-kv6-18l,qwen3-3b-kv8-22l,phi3-3b-kv8-18l-f9728,"
+        "llama-2b-kv2-20l,mistral-2b-kv1-21l",
+        decode=[(6, 1900)],
+        cache_variants=[],
+        dynamic=[(10, 2300), (8, 1100)],
+        prefill=[(3, 270), (2, 360), (3, 340), (1, 3600)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
