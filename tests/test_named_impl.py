@@ -328,7 +328,8 @@ def test_the_hold_out_targets_hold() -> None:
     ]
     # three more layouts on an H200, drawn and measured after the session's last model change:
     # every GPU-paced prompt (up to 2 x 12,000 tokens) and every decode within; three host-paced
-    # 1 x 500 prompts out (validation/HOLDOUT.md), two since fused_layer_ops was refitted
+    # 1 x 500 prompts out (validation/HOLDOUT.md); since hf_layer_ops and fused_layer_ops were
+    # refitted, transformers' Mistral and the fused Mistral are within and the fused Llama out (1.39)
     h10 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout10.json").read_text())
     assert {k: (v["within_target"], v["cases"]) for k, v in h10["summary"].items()} == {
         "fused/prefill": (7, 8),
@@ -342,7 +343,8 @@ def test_the_hold_out_targets_hold() -> None:
     # four more layouts on an H200, each prefill with the implementation's own host time per layer
     # timed around it, drawn before that figure entered the model and evaluated once after: the
     # fused layout's host-paced prompts all within (the hot loop around them had put them at
-    # 0.63-0.78); transformers' host-paced prompts out all faster than the model. impl_bench.py
+    # 0.63-0.78 with fused_layer_ops as it was then, within since its refit); transformers'
+    # host-paced prompts out all faster than the model. impl_bench.py
     # timed transformers' layer in PyTorch's default mode there, where its parameters record
     # autograd's graph, beside steps run under no_grad, as in impl-holdout12 to -15
     # (validation/traces/h200/host-mode1): their prefills (and -14's and -15's decode from Python)

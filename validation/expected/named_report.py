@@ -79,7 +79,7 @@ _GRAD_MODE = (
 _LAYER_FIT = (
     "its prefill steps' timings of the implementation's own host time per layer, with the rest of impl-holdout11 to "
     "-19's, were pooled (validation/expected/step_ops.py) to fit hf_layer_ops and fused_layer_ops in the fourteenth "
-    "session, after the fused layout's host-paced prefills had read median 0.71 of the model with the hot loop over "
+    "session, after the fused layout's host-paced prefills had read median 0.70 of the model with the hot loop over "
     "those sets: "
 )
 SPENT = {
