@@ -613,6 +613,22 @@ class ChoiceMap:
         }
 
     @cached_property
+    def _vec_groups(self) -> dict[tuple[str, str, bool], tuple[tuple[Choice, ...], list[float], list[float]]]:
+        """Per dtype, plane and whether k is a power of two: the vec entries a shape of that kind is
+        compared with (those whose depth is of the same kind, else all of the plane's), in the
+        map's order, with the logarithms of their sides and of their depths (_nearest_vec)."""
+        out: dict[tuple[str, str, bool], tuple[tuple[Choice, ...], list[float], list[float]]] = {}
+        for (dtype, plane), entries in self.vectors.items():
+            for pow2 in (True, False):
+                same = tuple(c for c in entries if _pow2(c.k) == pow2) or entries
+                out[(dtype, plane, pow2)] = (
+                    same,
+                    [math.log(_side(c)) for c in same],
+                    [math.log(c.k) for c in same],
+                )
+        return out
+
+    @cached_property
     def _vec_least(self) -> float:
         return min((c.kernel_s for (dt, _), v in self.vectors.items() if dt == VEC_DTYPE for c in v), default=0.0)
 
@@ -715,10 +731,11 @@ def _nearest_vec(cmap: ChoiceMap, dtype: str, plane: str, side: int, k: int) -> 
     # a depth that is a power of two is compared with its own kind: cuBLAS's GEMV kernels walk k in
     # unrolled steps, and at such depths they run other kernels or faster (1 x 1024 x 64 2.1 us,
     # x 51 3.4 us, x 81 8.3 us: kernels/row1)
-    same = [c for c in entries if _pow2(c.k) == _pow2(k)] or list(entries)
+    same, log_sides, log_depths = cmap._vec_groups[(dtype, plane, _pow2(k))]
     ls, lk = math.log(side), math.log(k)
+    distances = [(a - ls) ** 2 + (b - lk) ** 2 for a, b in zip(log_sides, log_depths, strict=True)]
     # of two as near, the first entry
-    return min(same, key=lambda c: (math.log(_side(c)) - ls) ** 2 + (math.log(c.k) - lk) ** 2)
+    return same[distances.index(min(distances))]
 
 
 def tile_count(m: int, n: int, tile: tuple[int, int]) -> int:
