@@ -412,3 +412,18 @@ def test_native_host_work_that_grows_with_the_layers_is_refused(monkeypatch: pyt
     # a layer of the reference decode issues 40 kernels at two host ops each, and hf's Python
     hf_layer_ops = yaml.safe_load((ROOT / "impls" / "hf.yaml").read_text())["figures"]["hf_layer_ops"]["value"]
     assert host_ops_per_layer(load_op("decode"), hw, params, None) == pytest.approx(2 * 40 + hf_layer_ops)
+
+
+def test_no_loop_of_the_host_tracks_the_fused_layer_better(verified: VerifiedFor) -> None:
+    """h200/host-footprint1 (committed measurement, development): over 24 rounds of eight processes,
+    the fused layout's time per layer spreads as much in units of 40 distinct ops or of a Triton
+    launch as in the one-op loop's; transformers' layer follows the one-op loop (correlation 0.88).
+    One round of the fused layer jumped 1.9x with the loop and transformers' layer unmoved."""
+    committed = committed_report(verified, "host_footprint_report", "h200/host-footprint1")
+    loops = committed["loops"]
+    assert committed["rounds"] == 24 and committed["processes"] == 8
+    assert loops["fused/one_op"]["cv"] <= min(loops["fused/many_ops"]["cv"], loops["fused/triton"]["cv"])
+    assert loops["hf/one_op"]["correlation"] > 0.85 > loops["fused/one_op"]["correlation"]
+    [jump] = committed["jumps"]
+    assert jump["impl"] == "fused" and jump["layer_over_usual"] > 1.5
+    assert 0.9 < jump["other_layer_over_usual"] < 1.1 and 0.9 < jump["one_op_over_usual"] < 1.1

@@ -388,6 +388,9 @@ SEQ_SETS = ("h200/host-seq1",)
 # (host_mode_report.py)
 ANATOMY_SETS = ("h200/host-anatomy1",)
 MODE_SETS = ("h200/host-mode1",)
+# which loop of the host tracks an implementation's time per layer (host_footprint_report.py)
+FOOTPRINT_SETS = ("h200/host-footprint1",)
+LOOP_NAMES = {"one_op": "one op (roofcalc's unit)", "many_ops": "40 distinct ops", "triton": "a Triton launch"}
 MODE_NAMES = {"grad": "PyTorch's default mode", "no_grad": "no_grad", "inference_mode": "inference_mode"}
 
 
@@ -466,6 +469,55 @@ def host_track_section() -> list[str]:
     out = lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
     if costs:
         out += ["", *costs]
+    return out + footprint_lines()
+
+
+def footprint_lines() -> list[str]:
+    """Each implementation's time per layer in units of three host loops timed beside it, over the
+    rounds of several processes (host_footprint_report.py)."""
+    rows, jumps = [], []
+    for set_name in FOOTPRINT_SETS:
+        path = HERE / f"{set_name}.json"
+        if not path.exists():
+            continue
+        rep = json.loads(path.read_text())
+        for key, v in rep["loops"].items():
+            impl, loop = key.split("/")
+            rows.append(
+                [
+                    f"`{set_name}`",
+                    impl,
+                    LOOP_NAMES[loop],
+                    f"{v['median']:.1f}",
+                    f"{v['min']:.1f}-{v['max']:.1f}",
+                    f"{v['cv']:.3f}",
+                    f"{v['correlation']:.2f}",
+                ]
+            )
+        for j in rep["jumps"]:
+            jumps.append(
+                f"- `{set_name}` {j['process']} round {j['round']}: {j['impl']}'s layer {j['layer_over_usual']:.2f}x its "
+                f"process's other rounds, the other implementation's {j['other_layer_over_usual']:.2f}x, the one-op loop "
+                f"{j['one_op_over_usual']:.2f}x"
+            )
+    if not rows:
+        return []
+    lines = [
+        "",
+        "Which loop of the host tracks an implementation's own time per layer from one round and process",
+        "to the next (`validation/bench/host_footprint.py`, development; `python3",
+        "validation/expected/host_footprint_report.py SET`): the time per layer in each loop's units, and",
+        "the correlation of the two times over every round.",
+        "",
+    ]
+    out = lines + table(["set", "implementation", "loop", "median", "range", "cv", "correlation"], rows)
+    if jumps:
+        out += [
+            "",
+            "Rounds where a layer's time jumped (over 1.5x its process's other rounds, in one-op units):",
+            "",
+            *jumps,
+        ]
     return out
 
 
