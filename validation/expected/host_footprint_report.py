@@ -59,28 +59,29 @@ def report(set_name: str) -> dict[str, Any]:
                 "cv": round(statistics.pstdev(units) / statistics.fmean(units), 3),
                 "correlation": round(correlation(x, layer), 2),
             }
+
+    def over_usual(rec: dict[str, Any], what: Any) -> float:
+        """what(rec) over its median in the process's other rounds."""
+        others = [r for r in rounds if r["process"] == rec["process"] and r["round"] != rec["round"]]
+        return float(what(rec) / statistics.median(what(r) for r in others))
+
+    def layer_units(impl: str) -> Any:
+        return lambda r: r[f"{impl}_layer_s"] / loop_s(r, "one_op")
+
     jumps = []
     for rec in rounds:
-        others = [r for r in rounds if r["process"] == rec["process"] and r["round"] != rec["round"]]
         for impl in IMPLS:
-            units = rec[f"{impl}_layer_s"] / loop_s(rec, "one_op")
-            usual = statistics.median(r[f"{impl}_layer_s"] / loop_s(r, "one_op") for r in others)
-            if units > JUMP * usual:
+            jump = over_usual(rec, layer_units(impl))
+            if jump > JUMP:
                 other = next(i for i in IMPLS if i != impl)
                 jumps.append(
                     {
                         "process": rec["process"],
                         "round": rec["round"],
                         "impl": impl,
-                        "layer_over_usual": round(units / usual, 2),
-                        "other_layer_over_usual": round(
-                            (rec[f"{other}_layer_s"] / loop_s(rec, "one_op"))
-                            / statistics.median(r[f"{other}_layer_s"] / loop_s(r, "one_op") for r in others),
-                            2,
-                        ),
-                        "one_op_over_usual": round(
-                            loop_s(rec, "one_op") / statistics.median(loop_s(r, "one_op") for r in others), 2
-                        ),
+                        "layer_over_usual": round(jump, 2),
+                        "other_layer_over_usual": round(over_usual(rec, layer_units(other)), 2),
+                        "one_op_over_usual": round(over_usual(rec, lambda r: loop_s(r, "one_op")), 2),
                     }
                 )
     return {

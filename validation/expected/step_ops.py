@@ -19,8 +19,8 @@ the host paces it) less 2 layers at the time per layer timed beside it, less wha
 counts for the rest of that step (its kernels' issue and the step's last kernels). The figures
 hf_step_ops (impls/hf.yaml) and fused_step_ops (impls/fused.yaml) are the medians printed here.
 
-The step figures: development sets only, timed under torch.no_grad() as their steps run (host-track1, host-anatomy1,
-and host-mode1's no_grad rounds). Each record's 2-layer step is evaluated at the pace its time per
+The step figures: development sets only, timed under torch.no_grad() as their steps run
+(host-track1, host-anatomy1, and host-mode1's no_grad rounds). Each record's 2-layer step is evaluated at the pace its time per
 layer gives (roofcalc.impl.host_layer), with the figure the implementation file holds added
 back, so that the result does not depend on it. Writes validation/expected/h200/step-ops.json.
 
@@ -58,7 +58,8 @@ FIGURE = {"hf": "hf_step_ops", "fused": "fused_step_ops"}
 LAYER_FIGURE = {"hf": "hf_layer_ops", "fused": "fused_layer_ops"}
 # hold-outs whose prefills are in-sample (named_report.SPENT) and that timed the implementation's
 # host time per layer around each case (impl_bench.py --host-layers)
-LAYER_HOLDOUTS = [f"impl-holdout{i}" for i in range(11, 20) if i != 14]  # -14 timed no layer under no_grad, nor the fused layout
+# (impl-holdout14 timed no layer under no_grad and ran no fused layout: it holds no such timing)
+LAYER_HOLDOUTS = [f"impl-holdout{i}" for i in range(11, 20) if i != 14]
 OUT = ROOT / "validation" / "expected" / "h200" / "step-ops.json"
 
 
@@ -68,6 +69,11 @@ def records() -> Any:
             for rec in json.loads(f.read_text())["cases"]:
                 if mode is None or rec.get("mode") == mode:
                     yield set_name, rec
+
+
+def development_sets() -> list[str]:
+    """The development sets as the document names them (with the rounds a set is read for)."""
+    return [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()]
 
 
 def layer_records() -> Any:
@@ -124,8 +130,7 @@ def derive_layers() -> dict[str, Any]:
             raise SystemExit(f"{set_name} {impl}: a layer of {layer_s!r} s at a hot-loop op of {hot!r} s")
         found.setdefault(impl, {}).setdefault(set_name, []).append(layer_s / hot - counted[key])
     return {
-        "sets": [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()]
-        + [f"validation/traces/h200/{k} (prefill)" for k in LAYER_HOLDOUTS],
+        "sets": development_sets() + [f"validation/traces/h200/{k} (prefill)" for k in LAYER_HOLDOUTS],
         "summary": summarise(found, LAYER_FIGURE),
     }
 
@@ -161,7 +166,7 @@ def derive() -> dict[str, Any]:
         "schema": "roofcalc-step-ops-1",
         "command": "python3 validation/expected/step_ops.py",
         "role": "development: the sets the step figures are fitted to (the per-layer figures' sets, under layer, add spent hold-outs)",
-        "sets": [f"validation/traces/h200/{k}" + (f" ({m} rounds)" if m else "") for k, (_, m) in SETS.items()],
+        "sets": development_sets(),
         "summary": summarise(found, FIGURE),
         "layer": derive_layers(),
     }
