@@ -475,12 +475,13 @@ def host_track_section() -> list[str]:
 def footprint_lines() -> list[str]:
     """Each implementation's time per layer in units of three host loops timed beside it, over the
     rounds of several processes (host_footprint_report.py)."""
-    rows, jumps = [], []
+    rows, jumps, cut = [], [], None
     for set_name in FOOTPRINT_SETS:
         path = HERE / f"{set_name}.json"
         if not path.exists():
             continue
         rep = json.loads(path.read_text())
+        cut = rep["jump"]
         for key, v in rep["loops"].items():
             impl, loop = key.split("/")
             rows.append(
@@ -514,7 +515,7 @@ def footprint_lines() -> list[str]:
     if jumps:
         out += [
             "",
-            "Rounds where a layer's time jumped (over 1.5x its process's other rounds, in one-op units):",
+            f"Rounds where a layer's time jumped (over {cut}x its process's other rounds, in one-op units):",
             "",
             *jumps,
         ]
