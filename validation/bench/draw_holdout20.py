@@ -26,8 +26,9 @@ def layouts(seed: str, families: list[str]) -> random.Random:
     return r
 
 
-layouts("roofcalc impl-holdout20 2026-11-28", ["llama", "mistral", "qwen2", "qwen3", "phi3"])
-r = random.Random("roofcalc impl-holdout20 2026-11-28 vocab")
-print("llama vocab", r.choice([32000, 64256, 100352, 128256]), "tie", r.choice([True, False]))
-r = layouts("roofcalc impl-holdout20 2026-11-28 extra", ["llama", "mistral"])
-print("extra llama vocab", r.choice([32000, 64256, 100352, 128256]), "tie", r.choice([True, False]))
+if __name__ == "__main__":
+    layouts("roofcalc impl-holdout20 2026-11-28", ["llama", "mistral", "qwen2", "qwen3", "phi3"])
+    r = random.Random("roofcalc impl-holdout20 2026-11-28 vocab")
+    print("llama vocab", r.choice([32000, 64256, 100352, 128256]), "tie", r.choice([True, False]))
+    r = layouts("roofcalc impl-holdout20 2026-11-28 extra", ["llama", "mistral"])
+    print("extra llama vocab", r.choice([32000, 64256, 100352, 128256]), "tie", r.choice([True, False]))

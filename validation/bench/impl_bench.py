@@ -665,6 +665,33 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                            num_attention_heads=20, num_key_value_heads=1, head_dim=128,
                                            vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
                                            max_position_embeddings=32768, sliding_window=None)),
+    # impl-holdout21 (HOLDOUT.md): seven layouts never run, drawn in the fifteenth session with
+    # draw_holdout21.py (draw_holdout20's generator, seed "roofcalc impl-holdout21 2026-11-28")
+    "llama-3b-kv1-21l": ("llama", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=21,
+                                       num_attention_heads=24, num_key_value_heads=1, head_dim=128, vocab_size=128256,
+                                       tie_word_embeddings=True, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv3-20l": ("mistral", dict(hidden_size=2304, intermediate_size=7936, num_hidden_layers=20,
+                                           num_attention_heads=18, num_key_value_heads=3, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-2b-kv3-23l": ("qwen2", dict(hidden_size=2304, intermediate_size=8192, num_hidden_layers=23,
+                                       num_attention_heads=18, num_key_value_heads=3, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-1b-kv4-26l": ("qwen3", dict(hidden_size=1536, intermediate_size=4608, num_hidden_layers=26,
+                                       num_attention_heads=12, num_key_value_heads=4, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-2b-kv6-22l": ("phi3", dict(hidden_size=2304, intermediate_size=7424, num_hidden_layers=22,
+                                     num_attention_heads=18, num_key_value_heads=6, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    "llama-2b-kv8-24l": ("llama", dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=24,
+                                       num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=128256,
+                                       tie_word_embeddings=True, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-3b-kv1-17l": ("mistral", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=17,
+                                           num_attention_heads=24, num_key_value_heads=1, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -862,6 +889,16 @@ SETS = {
         cache_variants=[],
         dynamic=[(10, 2300), (8, 1100)],
         prefill=[(3, 270), (2, 360), (3, 340), (1, 3600)],
+    ),
+    # the fifteenth session's hold-out: seven layouts never run, every kind of step of hf (graphs
+    # too), hf-dynamic (plans built and cached) and fused; the shapes drawn with draw_holdout21.py
+    "holdout21": dict(
+        models="llama-3b-kv1-21l,mistral-2b-kv3-20l,qwen2-2b-kv3-23l,qwen3-1b-kv4-26l,phi3-2b-kv6-22l,"
+        "llama-2b-kv8-24l,mistral-3b-kv1-17l",
+        decode=[(10, 1800)],
+        cache_variants=[],
+        dynamic=[(6, 1400), (9, 700)],
+        prefill=[(1, 450), (3, 410), (4, 340), (1, 3800)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
