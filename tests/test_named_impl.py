@@ -329,17 +329,19 @@ def test_the_hold_out_targets_hold() -> None:
     # three more layouts on an H200, drawn and measured after the session's last model change:
     # every GPU-paced prompt (up to 2 x 12,000 tokens) and every decode within; three host-paced
     # 1 x 500 prompts out (validation/HOLDOUT.md); since hf_layer_ops and fused_layer_ops were
-    # refitted, transformers' Mistral and the fused Mistral are within and the fused Llama out (1.39)
+    # refitted, the fused Mistral is within and the fused Llama out (1.41), and transformers' Mistral
+    # sits at the edge (1.248 with the fourteenth session's fit, 1.256 once host-seq1's and
+    # host-decode1's timings joined it in the fifteenth)
     h10 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout10.json").read_text())
     assert {k: (v["within_target"], v["cases"]) for k, v in h10["summary"].items()} == {
         "fused/prefill": (7, 8),
         "fused/graphs": (6, 6),
-        "hf/prefill": (11, 12),
+        "hf/prefill": (10, 12),
         "hf/graphs": (9, 9),
         "hf-dynamic/python": (3, 3),
     }
     misses = [r for r in h10["cases"] if not 0.8 <= r.get("ratio_host", r["ratio"]) <= 1.25 and r["kind"] == "prefill"]
-    assert all(r["label"].endswith("-b1-s500") and r["limiter"] == "host" for r in misses) and len(misses) == 2
+    assert all(r["label"].endswith("-b1-s500") and r["limiter"] == "host" for r in misses) and len(misses) == 3
     # four more layouts on an H200, each prefill with the implementation's own host time per layer
     # timed around it, drawn before that figure entered the model and evaluated once after: the
     # fused layout's host-paced prompts all within (the hot loop around them had put them at
@@ -405,7 +407,7 @@ def test_the_hold_out_targets_hold() -> None:
     } == {
         "fused/prefill": (7, 5, 8),
         "fused/graphs": (2, None, 2),
-        "hf/prefill": (14, 16, 20),
+        "hf/prefill": (14, 14, 20),  # 16 with the hot loop before the fifteenth session's refit
         "hf-dynamic/python": (10, 10, 10),
     }
     assert h17["role"] == {"prefill": "in-sample", "graphs": "hold-out", "python": "in-sample"}
@@ -426,7 +428,7 @@ def test_the_hold_out_targets_hold() -> None:
     assert len(cached) == 12 and all(r["label"].endswith("-warm") for r in cached)
     # with the card's own figures (what the command prints without --host-layer) such steps read
     # slower than the model: its hot loop paces transformers' Python faster than it ran
-    assert h18["summary"]["hf-dynamic (plans cached)/python"]["registry"] == {"within_target": 10, "median": 1.234}
+    assert h18["summary"]["hf-dynamic (plans cached)/python"]["registry"] == {"within_target": 10, "median": 1.24}
     # four more, drawn after those mends: every kind of step of hf, hf-dynamic and fused
     h19 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout19.json").read_text())
     assert {

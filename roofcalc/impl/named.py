@@ -150,8 +150,20 @@ def figures_read(impl: NamedImpl, phase: str) -> dict[str, str]:
     """The figures (name -> defining file) a phase of ``impl`` reads in its formulas."""
     import re
 
+    # every evaluation of a named step asks this (the result's figures by kind): worked out once
+    # per implementation object and phase; the entry holds the object, so that its id stays its own
+    hit = _FIGURES_READ.get((id(impl), phase))
+    if hit is not None and hit[0] is impl:
+        return dict(hit[1])
     text = repr(impl.phases[phase].model_dump())  # type: ignore[index]
-    return {n: f for n, f in figure_files(impl).items() if re.search(rf"\b{re.escape(n)}\b", text)}
+    out = {n: f for n, f in figure_files(impl).items() if re.search(rf"\b{re.escape(n)}\b", text)}
+    if len(_FIGURES_READ) >= 256:
+        _FIGURES_READ.clear()
+    _FIGURES_READ[(id(impl), phase)] = (impl, out)
+    return dict(out)
+
+
+_FIGURES_READ: dict[tuple[int, str], tuple[NamedImpl, dict[str, str]]] = {}
 
 
 def all_figures(impl: NamedImpl) -> dict[str, ImplFigure]:

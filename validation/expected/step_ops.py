@@ -9,9 +9,9 @@ timing in the sets named: the development sets below and the hold-outs whose pre
 (impl-holdout11 to -19 but -14; transformers' only where timed under torch.no_grad(), as its steps
 run: in PyTorch's default mode its parameters record autograd's graph, h200/host-mode1; the fused
 layout's plain tensors do not care). The figures hf_layer_ops and fused_layer_ops are the pooled
-medians. Left out, not by design (a review found them after the figures were set): host-seq1's and
-host-decode1's 4-token layer timings, and host-layers1's (the figures' first source, which does not
-record its layouts); pooled with the first two the medians read 20.1 (hf) and 19.3 (fused).
+medians. host-seq1's and host-decode1's 4-token layer timings are pooled too (the fourteenth
+session's fit left them out by oversight; the fifteenth added them). host-layers1's (the figures'
+first source) are not: it does not record its layouts.
 
 Per forward call, in host-op times at
 the implementation's own pace: the step at 2 layers (a 4-token prefill, the GPU almost idle, so
@@ -60,6 +60,9 @@ LAYER_FIGURE = {"hf": "hf_layer_ops", "fused": "fused_layer_ops"}
 # host time per layer around each case (impl_bench.py --host-layers)
 # (impl-holdout14 timed no layer under no_grad and ran no fused layout: it holds no such timing)
 LAYER_HOLDOUTS = [f"impl-holdout{i}" for i in range(11, 20) if i != 14]
+# development sets that timed the implementation's host time per layer (a 4-token prefill, under
+# torch.no_grad()) beside other things, read for the per-layer figures only
+LAYER_SETS = {"host-seq1": "host_seq.json", "host-decode1": "host_decode.json"}
 OUT = ROOT / "validation" / "expected" / "h200" / "step-ops.json"
 
 
@@ -83,6 +86,17 @@ def layer_records() -> Any:
         hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
         for which in ("layer_before", "layer_after"):
             yield set_name, rec["impl"], rec["config"], rec[which]["s"], hot
+    for set_name, fname in LAYER_SETS.items():
+        for f in sorted((TRACES / set_name).glob(f"*/{fname}")):
+            for rec in json.loads(f.read_text())["cases"]:
+                hot = (rec["hot_op_before_s"] + rec["hot_op_after_s"]) / 2
+                impl = rec.get("impl", "hf")  # host_decode.py times transformers only
+                if fname == "host_seq.json":  # the layer at 4, 32 and 128 tokens: its 4-token prefill
+                    timings = [rec["layer_s"]["4"], rec["layer_after_s"]["4"]]
+                else:
+                    timings = [rec["prefill_layer_before"]["s"], rec["prefill_layer_after"]["s"]]
+                for layer_s in timings:
+                    yield set_name, impl, rec["config"], layer_s, hot
     for set_name in LAYER_HOLDOUTS:
         for case in json.loads((TRACES / set_name / "times.json").read_text())["cases"]:
             layer, hot = case.get("host_layer_s"), case.get("host_op_s")
@@ -130,7 +144,9 @@ def derive_layers() -> dict[str, Any]:
             raise SystemExit(f"{set_name} {impl}: a layer of {layer_s!r} s at a hot-loop op of {hot!r} s")
         found.setdefault(impl, {}).setdefault(set_name, []).append(layer_s / hot - counted[key])
     return {
-        "sets": development_sets() + [f"validation/traces/h200/{k} (prefill)" for k in LAYER_HOLDOUTS],
+        "sets": development_sets()
+        + [f"validation/traces/h200/{k} (4-token layer timings)" for k in LAYER_SETS]
+        + [f"validation/traces/h200/{k} (prefill)" for k in LAYER_HOLDOUTS],
         "summary": summarise(found, LAYER_FIGURE),
     }
 
