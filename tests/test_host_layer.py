@@ -265,7 +265,8 @@ def test_a_hardware_file_cannot_set_an_implementation_pace() -> None:
 
 def test_host_seq_report_is_what_the_code_computes(verified: VerifiedFor) -> None:
     """validation/expected/h200/host-seq1.json: the host time per layer timed at 4, 32 and 128
-    tokens, against host-paced prefills of 128 and 300 (committed measurement, nothing fitted)."""
+    tokens, against host-paced prefills of 128 and 300 (committed measurement; a development set whose
+    4-token layer timings hf_layer_ops and fused_layer_ops are fitted to, with other sets')."""
     committed = committed_report(verified, "host_seq_report", "h200/host-seq1")
     s = committed["summary"]
     # the length a layer is timed at moves the median by a few percent at most

@@ -292,11 +292,11 @@ def test_the_hold_out_targets_hold() -> None:
     # five layouts never run, every implementation, measured before any change (ninth session):
     # every target held but three prompts of transformers (1.31-1.33 with the host timed around
     # each); its prefills are in-sample since the eleventh session (the step's last kernels,
-    # closes_step); of the two host-paced 1 x 400 prompts still over then, Qwen3's still is (1.27;
+    # closes_step); of the two host-paced 1 x 400 prompts still over then, Qwen3's still is (1.26;
     # Phi-3's came within with the forward call's own host work, hf_step_ops)
     h8 = json.loads((ROOT / "validation" / "expected" / "h100" / "named-impl-holdout8.json").read_text())
-    # (the fused layout's two 1 x 400 prompts read 1.33-1.38 since its Python per layer was refitted
-    # on H200 hosts' timings, fused_layer_ops, in the fourteenth session)
+    # (the fused layout's two 1 x 400 prompts read 1.35-1.41 since its Python per layer was refitted
+    # on H200 hosts' timings, fused_layer_ops, in the fourteenth and fifteenth sessions)
     assert {k: (v["within_target"], v["cases"]) for k, v in h8["summary"].items()} == {
         "fused/prefill": (6, 8),
         "fused/graphs": (10, 10),
@@ -460,8 +460,8 @@ def test_the_hold_out_targets_hold() -> None:
     assert len(misses) == 2 and all(r["host_layer_moved"] > 1.5 for r in misses)
     # seven more drawn at random before the fifteenth session's refit and evaluated once after it,
     # transformers' graph decode too: every decode within; the prefill misses prompts during which
-    # the host's pace moved (layer timings before and after 1.25x apart and more) but one, Phi-3's
-    # 3 x 410 at 1.262
+    # the host's pace moved (layer timings before and after more than named_report's STEADY_LAYER,
+    # 1.2x, apart) but one, Phi-3's 3 x 410 at 1.262
     h21 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout21.json").read_text())
     assert {
         k: (v["within_target"], v.get("within_target_hot_loop"), v["cases"]) for k, v in h21["summary"].items()
@@ -475,7 +475,7 @@ def test_the_hold_out_targets_hold() -> None:
     }
     assert set(h21["role"].values()) == {"hold-out"}
     misses = [r for r in h21["cases"] if r["kind"] == "prefill" and not 0.8 <= r["ratio_host"] <= 1.25]
-    assert len(misses) == 8 and sum(r["host_layer_moved"] > 1.25 for r in misses) == 7
+    assert len(misses) == 8 and sum(r["host_layer_moved"] > 1.2 for r in misses) == 7
     assert all(0.85 <= r["ratio"] <= 1.2 for r in h21["cases"] if r["kind"] == "graphs")
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
@@ -483,7 +483,7 @@ def test_the_hold_out_targets_hold() -> None:
         assert all(v["within_target"] == v["cases"] for v in tp["summary"].values()), tp["summary"]
         assert set(tp["summary"]) == {"hf/graphs", "hf/prefill", "hf-dynamic/python"}
     # impl-holdout3's fused prompts at 1 x 300, within before fused_layer_ops was refitted on later
-    # H200 hosts, read 1.35 and 1.53 of the model with the host timed in their run since
+    # H200 hosts, read 1.37 and 1.55 of the model with the host timed in their run since
     s = h3["summary"]
     assert (s["fused/prefill"]["within_target"], s["fused/prefill"]["cases"]) == (6, 8)
     assert s["hf/prefill"]["within_target"] >= 0.9 * s["hf/prefill"]["cases"]

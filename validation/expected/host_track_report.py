@@ -29,7 +29,10 @@ from roofcalc.validation import with_host_op, with_impl_pace  # noqa: E402
 TRACES = ROOT / "validation" / "traces"
 
 
-DERIVED = "development: hf_step_ops and fused_step_ops are derived from it (validation/expected/step_ops.py)"
+DERIVED = (
+    "development: hf_step_ops and fused_step_ops are fitted to it, and with other sets hf_layer_ops and "
+    "fused_layer_ops (validation/expected/step_ops.py)"
+)
 
 
 def host_doc(

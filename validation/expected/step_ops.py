@@ -10,8 +10,10 @@ timing in the sets named: the development sets below and the hold-outs whose pre
 run: in PyTorch's default mode its parameters record autograd's graph, h200/host-mode1; the fused
 layout's plain tensors do not care). The figures hf_layer_ops and fused_layer_ops are the pooled
 medians. host-seq1's and host-decode1's 4-token layer timings are pooled too (the fourteenth
-session's fit left them out by oversight; the fifteenth added them). host-layers1's (the figures'
-first source) are not: it does not record its layouts.
+session's fit left them out by oversight; the fifteenth added them), host-seq1's first round of
+its first process among them, timed with no warm-up in the process (transformers' Llama layer at
+212 hot-loop ops, about twice that process's later timings; kept as measured: without its two
+first timings the medians would read 19.9 for transformers and 19.3 for the fused layout). host-layers1's (the figures' first source) are not: it does not record its layouts.
 
 Per forward call, in host-op times at
 the implementation's own pace: the step at 2 layers (a 4-token prefill, the GPU almost idle, so
