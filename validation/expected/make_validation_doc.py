@@ -471,7 +471,44 @@ def host_track_section() -> list[str]:
     out = lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
     if costs:
         out += ["", *costs]
-    return out + footprint_lines()
+    return out + footprint_lines() + fused_pace_lines()
+
+
+# the H200 hold-outs that timed the fused layout's own host time per layer around its prefills
+FUSED_PACE_SETS = tuple(f"h200/impl-holdout{i}" for i in range(11, 22))
+
+
+def fused_pace_lines() -> list[str]:
+    """The fused layout's own time per layer in hot-loop op times, and its host-paced prefills with
+    the hot loop alone, over the hold-outs that timed both around each prompt."""
+    ops, ratios, names = [], [], []
+    for set_name in FUSED_PACE_SETS:
+        times, report = ROOT / "validation" / "traces" / set_name / "times.json", HERE / "{}/named-{}.json".format(
+            *set_name.split("/")
+        )
+        if not times.exists() or not report.exists():
+            continue
+        found = False
+        for c in json.loads(times.read_text())["cases"]:
+            layer, hot = c.get("host_layer_s"), c.get("host_op_s")
+            if c.get("impl") == "fused" and c.get("phase") == "prefill" and isinstance(layer, dict):
+                ops.append((layer["before"] + layer["after"]) / (hot["before"] + hot["after"]))
+                found = True
+        for row in json.loads(report.read_text())["cases"]:
+            if row["impl"] == "fused" and row["kind"] == "prefill" and row["limiter"] == "host":
+                ratios.append(row["ratio_hot_loop"])
+        if found:
+            names.append(set_name.split("/")[1])
+    if not ops or not ratios:
+        return []
+    return [
+        "",
+        f"The fused layout's own host time per layer, over {names[0]} to -{names[-1].removeprefix('impl-holdout')} "
+        f"(H200, {len(ops)} prompts, each prompt's two timings averaged), was {min(ops):.0f}-{max(ops):.0f} "
+        f"hot-loop op times (median {statistics.median(ops):.1f}); with the hot loop alone, its {len(ratios)} "
+        f"host-paced prompts there read {min(ratios):.2f}-{max(ratios):.2f} of the model (median "
+        f"{statistics.median(ratios):.3f}).",
+    ]
 
 
 def footprint_lines() -> list[str]:
