@@ -471,7 +471,7 @@ def host_track_section() -> list[str]:
     out = lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
     if costs:
         out += ["", *costs]
-    return out + footprint_lines() + fused_pace_lines()
+    return out + footprint_lines() + fused_pace_lines() + state_lines()
 
 
 # the H200 hold-outs that timed the fused layout's own host time per layer around its prefills
@@ -509,6 +509,33 @@ def fused_pace_lines() -> list[str]:
         f"host-paced prompts there read {min(ratios):.2f}-{max(ratios):.2f} of the model (median "
         f"{statistics.median(ratios):.3f}).",
     ]
+
+
+STATE_SETS = ("h200/host-state1",)
+
+
+def state_lines() -> list[str]:
+    """The host's two speeds: plain Python, the launch path and the hot loop in the slow state over
+    the fast one (host_state_report.py)."""
+    out: list[str] = []
+    for set_name in STATE_SETS:
+        path = HERE / f"{set_name}.json"
+        if not path.exists():
+            continue
+        rep = json.loads(path.read_text())
+        r, procs = rep["slow_over_fast"], rep["processes"]
+        pinned = [name for name in procs if name.startswith("pin")]
+        out += [
+            "",
+            f"The host's two speeds (`{set_name}`, development; `python3 validation/expected/host_state_report.py",
+            f"{set_name}`): in {len(procs)} processes on one lender machine ({len(pinned)} of them pinned to one CPU "
+            f"each), {rep['slow_share']:.0%} of the rounds ran in a slow state of the whole CPU. There plain Python, "
+            f"with no PyTorch in it, took {r['py_s']:.2f}x as long as in the fast state, the launch path alone "
+            f"{r['issue_s']:.2f}x and the probe's hot loop of one op {r['op_s']:.2f}x (medians over the processes). An "
+            "implementation's Python counted in hot-loop op times therefore reads more ops in the slow state, and a "
+            "figure taken in one state paces the other wrongly, on any CPU of the machine.",
+        ]
+    return out
 
 
 def footprint_lines() -> list[str]:
