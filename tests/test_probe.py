@@ -1041,3 +1041,47 @@ def test_a_malformed_compiled_floor_record_is_named_not_fatal(bad: object) -> No
     assert any("the compiled-call floor is not written: the record is malformed" in n for n in notes)
     with pytest.raises(ValueError, match="torch_compiled"):
         compiled_floor_fit(bad)
+
+
+def test_the_op_floor_spreads_its_samples_over_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTorch's op floor in a probe pauses TORCH_OP_GAP_S between its samples (hosts switch the
+    CPU's speed within seconds: validation/traces/h200/host-state1), says so in its method, and the
+    benchmarks' hot loop around a case (gap 0) does not pause at all."""
+    from roofcalc.probe import torch_ops
+    from roofcalc.probe.report import floor_rows
+
+    class Tensor:
+        def __init__(self) -> None:
+            self.v = 0.0
+
+        def add_(self, k: float) -> None:
+            self.v += k
+
+        def item(self) -> float:
+            return self.v
+
+    class FakeTorch:
+        float32 = "float32"
+
+        class cuda:  # torch.cuda
+            @staticmethod
+            def synchronize() -> None:
+                pass
+
+        @staticmethod
+        def zeros(*_: Any, **__: Any) -> Tensor:
+            return Tensor()
+
+    sleeps: list[float] = []
+    monkeypatch.setattr(torch_ops.time, "sleep", sleeps.append)
+    rec = torch_ops.torch_op_floor(FakeTorch, 25, n=10, gap_s=runner.TORCH_OP_GAP_S)
+    assert rec["verified"] and len(rec["samples_s"]) == 25
+    assert sleeps == [runner.TORCH_OP_GAP_S] * 24 and rec["gap_s"] == runner.TORCH_OP_GAP_S
+    [row] = floor_rows({"torch": {"floor": rec}})
+    assert row.method.endswith(f"samples {runner.TORCH_OP_GAP_S:g} s apart") and row.samples == 25
+    sleeps.clear()
+    torch_ops.torch_op_floor(FakeTorch, 7, n=10)
+    assert sleeps == []
+    for bad in (float("inf"), float("nan"), -1.0, True, "0.1"):
+        [row] = floor_rows({"torch": {"floor": {**rec, "gap_s": bad}}})
+        assert "apart" not in row.method

@@ -329,10 +329,14 @@ def floor_rows(raw: dict[str, Any]) -> list[FloorRow]:
         if not f.get("verified") or not _ok_samples(f.get("samples_s")):
             continue
         s = f["samples_s"]
+        method = methods.get(f["name"], f["name"])
+        gap = f.get("gap_s")
+        if isinstance(gap, (int, float)) and not isinstance(gap, bool) and 0 < gap < 3600:
+            method += f"; samples {gap:g} s apart"
         out.append(
             FloorRow(
                 name=f["name"],
-                method=methods.get(f["name"], f["name"]),
+                method=method,
                 median_s=median(s),
                 p10_s=quantile(s, 0.1),
                 p90_s=quantile(s, 0.9),

@@ -146,6 +146,10 @@ class _Timed:
 
 
 DEFAULT_NVCC = "/usr/local/cuda/bin/nvcc"
+# the pause between the samples of PyTorch's op floor (torch_ops.torch_op_floor): 25 samples (9 in a
+# quick probe) spread over about 4 s, as hosts switch their CPU's speed within seconds
+# (validation/traces/h200/host-state1)
+TORCH_OP_GAP_S = 0.15
 
 
 def find_nvcc() -> str:
@@ -400,7 +404,9 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
     skipped: list[str] = []
     progress.phase("PyTorch: op floor and matrix-product ceilings")
     try:
-        out["floor"] = torch_ops.torch_op_floor(torch, 5 if quick else 7)
+        # samples spread over about 1.5 s (quick) or 4 s, so that a host that switches its speed
+        # within seconds is read at its mix, not at the state of one instant
+        out["floor"] = torch_ops.torch_op_floor(torch, 9 if quick else 25, gap_s=TORCH_OP_GAP_S)
     except Exception as e:  # report, keep the rest
         skipped.append(f"PyTorch op floor: {_one_line(e)}")
     if not quick:  # compiles two small functions (seconds): the full probe only

@@ -154,18 +154,26 @@ def torch_kernel_floors(torch: Any, reps: int, n: int = 200) -> dict[str, Any]:
     }
 
 
-def torch_op_floor(torch: Any, reps: int, n: int = 1000) -> dict[str, Any]:
+def torch_op_floor(torch: Any, reps: int, n: int = 1000, gap_s: float = 0.0) -> dict[str, Any]:
     """Per op when tiny PyTorch ops are issued back to back: n x.add_(1) on a 1-element tensor.
 
     Host wall clock from the first issue to the end of the last kernel (synchronized), divided
     by n: what eager PyTorch code pays per op when the GPU work is negligible.
+
+    gap_s: a pause between samples, so that they spread over seconds. Some hosts switch the whole
+    CPU between two speeds within seconds (validation/traces/h200/host-state1: the hot loop about
+    1.4x slower in the slow state), and back-to-back samples, a few tens of milliseconds in all,
+    catch one state; spread, their median is the host's typical mix. The benchmarks that time the
+    loop around a case leave it at 0: they want the state the case ran in.
     """
     x = torch.zeros(1, device="cuda", dtype=torch.float32)
     for _ in range(100):
         x.add_(1)
     torch.cuda.synchronize()
     samples = []
-    for _ in range(reps):
+    for i in range(reps):
+        if i and gap_s > 0:
+            time.sleep(gap_s)
         t0 = time.perf_counter()
         for _ in range(n):
             x.add_(1)
@@ -176,6 +184,7 @@ def torch_op_floor(torch: Any, reps: int, n: int = 1000) -> dict[str, Any]:
     return {
         "name": "torch_op",
         "kernels_per_sample": n,
+        "gap_s": gap_s,
         "samples_s": samples,
         "verified": got == want,
         "check": f"the tensor holds {got:.0f} (expected {want})",
