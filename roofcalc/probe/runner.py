@@ -405,7 +405,7 @@ def run_torch(quick: bool, reps: int, progress: Progress) -> tuple[dict[str, Any
     progress.phase("PyTorch: op floor and matrix-product ceilings")
     try:
         # samples spread over about 1.5 s (quick) or 4 s, so that a host that switches its speed
-        # within seconds is read at its mix, not at the state of one instant
+        # within seconds is read at the state it spent most of them in, not at one instant's
         out["floor"] = torch_ops.torch_op_floor(torch, 9 if quick else 25, gap_s=TORCH_OP_GAP_S)
     except Exception as e:  # report, keep the rest
         skipped.append(f"PyTorch op floor: {_one_line(e)}")

@@ -160,11 +160,12 @@ def torch_op_floor(torch: Any, reps: int, n: int = 1000, gap_s: float = 0.0) -> 
     Host wall clock from the first issue to the end of the last kernel (synchronized), divided
     by n: what eager PyTorch code pays per op when the GPU work is negligible.
 
-    gap_s: a pause between samples, so that they spread over seconds. Some hosts switch the whole
-    CPU between two speeds within seconds (validation/traces/h200/host-state1: the hot loop about
-    1.4x slower in the slow state), and back-to-back samples, a few tens of milliseconds in all,
-    catch one state; spread, their median is the host's typical mix. The benchmarks that time the
-    loop around a case leave it at 0: they want the state the case ran in.
+    gap_s: a pause between samples, so that they spread over seconds. On some hosts the CPU
+    switches between two speeds within seconds (validation/traces/h200/host-state1: the hot loop
+    about 1.4x slower in the slow state), and back-to-back samples, a few tens of milliseconds in
+    all, catch one state; spread, their median is the state the host spent most of those seconds
+    in, and their 10th and 90th percentiles show both. The benchmarks that time the loop around a
+    case leave it at 0: they want the state the case ran in.
     """
     x = torch.zeros(1, device="cuda", dtype=torch.float32)
     for _ in range(100):

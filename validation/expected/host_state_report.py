@@ -1,11 +1,14 @@
-"""Does the host's whole CPU change speed when the hot loop of one op moves between its states?
+"""Does the CPU a process runs on change speed when the hot loop of one op moves between its states,
+or only its launch path?
 (validation/bench/host_state.py; development, nothing fitted on it.)
 
 Each round of each process timed plain Python (an integer loop, no PyTorch), the launch path alone
 (300 x.add_(1) issued without waiting) and the probe's hot loop (the figure roofcalc reads). A
 round is in the slow state where its plain Python took longer than the geometric middle of the
 10th and 90th percentiles over every round of the set (one machine; a split of the rounds, not a
-fitted figure). Per process: the rounds in each state, each loop's median in the slow state over the fast one, and the
+fitted figure; it needs both states among the set's rounds, between a tenth and nine tenths of
+them: one process alone, 94% slow, would not do). The clock each round recorded is the guest's
+fixed figure (2,100 MHz in a KVM guest), so the report does not read it. Per process: the rounds in each state, each loop's median in the slow state over the fast one, and the
 correlation of the hot loop and of the launch path with plain Python over the rounds.
 
     python3 validation/expected/host_state_report.py h200/host-state1
@@ -24,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host_footprint_report import correlation  # noqa: E402
+from host_footprint_report import correlation
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPS = ("py_s", "issue_s", "op_s")

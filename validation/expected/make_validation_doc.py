@@ -527,13 +527,17 @@ def state_lines() -> list[str]:
         pinned = [name for name in procs if name.startswith("pin")]
         out += [
             "",
-            f"The host's two speeds (`{set_name}`, development; `python3 validation/expected/host_state_report.py",
-            f"{set_name}`): in {len(procs)} processes on one lender machine ({len(pinned)} of them pinned to one CPU "
-            f"each), {rep['slow_share']:.0%} of the rounds ran in a slow state of the whole CPU. There plain Python, "
-            f"with no PyTorch in it, took {r['py_s']:.2f}x as long as in the fast state, the launch path alone "
-            f"{r['issue_s']:.2f}x and the probe's hot loop of one op {r['op_s']:.2f}x (medians over the processes). An "
-            "implementation's Python counted in hot-loop op times therefore reads more ops in the slow state, and a "
-            "figure taken in one state paces the other wrongly, on any CPU of the machine.",
+            f"The host's two speeds (`{set_name}`, development;",
+            f"`python3 validation/expected/host_state_report.py {set_name}`): in {len(procs)} processes run one after "
+            f"another on one lender machine ({len(pinned)} of them pinned to one CPU each; CPUs "
+            f"{', '.join(str(c) for c in sorted({c for p in procs.values() for c in p['cpus']}))} seen), "
+            f"{rep['slow_share']:.0%} of the rounds ran in a slow state of the CPU the process ran on, not of its "
+            f"launch path alone: plain Python, with no PyTorch in it, took {r['py_s']:.2f}x as long there as in the fast "
+            f"state, the launch path alone {r['issue_s']:.2f}x and the probe's hot loop of one op {r['op_s']:.2f}x "
+            "(medians over the processes). The guest cannot see the cause (its clock reads a fixed figure): a lower "
+            "clock and a busy sibling of the core outside the guest would both fit. An implementation's Python "
+            "counted in hot-loop op times therefore reads more ops in the slow state, and a figure taken in one state "
+            "paces the other wrongly.",
         ]
     return out
 
