@@ -13,7 +13,9 @@ every ``--every`` seconds for ``--seconds``, this times:
 - ``op_s``: the probe's hot loop (llm_bench.host_op_s: the median of 7 samples of 300 ops, each
   sample synchronized), the figure roofcalc reads;
 
-with the CPU the process ran on (/proc/self/stat) and the clock /proc/cpuinfo gives for that CPU.
+with the CPU the process ran on (/proc/self/stat), the clock /proc/cpuinfo gives for that CPU and
+the wall-clock time (``at_s``, from host-state2 on), so that processes run at the same time can be
+lined up (host_state_pair.sh).
 
     python3 host_state.py --out DIR [--seconds 40] [--every 0.4]
 
@@ -85,7 +87,8 @@ def main() -> int:
     while time.perf_counter() - start < args.seconds:
         t = time.perf_counter() - start
         cpu = cpu_now()
-        rec = {"t_s": round(t, 3), "cpu": cpu, "mhz": cpu_mhz(cpu), "py_s": py_loop_s(), "issue_s": issue_s(x)}
+        rec = {"t_s": round(t, 3), "at_s": time.time(), "cpu": cpu, "mhz": cpu_mhz(cpu)}
+        rec.update(py_s=py_loop_s(), issue_s=issue_s(x))
         rec["op_s"] = host_op_s()
         rec["cpu_after"] = cpu_now()
         rounds.append(rec)
