@@ -451,3 +451,18 @@ def test_the_cpu_changes_speed_with_the_hot_loop(verified: VerifiedFor) -> None:
         assert p["correlation_op_py"] > 0.45
     ratio = committed["slow_over_fast"]
     assert 1.6 < ratio["py_s"] < 1.8 and 1.3 < ratio["op_s"] < 1.45
+
+
+def test_each_cpu_switches_speed_on_its_own(verified: VerifiedFor) -> None:
+    """h200/host-state2 (committed measurement, development): three processes at the same time,
+    pinned to CPUs 0, 8 and 15 of one lender machine, each switched between the two speeds (plain
+    Python 1.6-1.7x slower in the slow state), and each pair was in the same state about as often as
+    chance would have it (52-60% of their rounds against 48-50%): not a switch of the whole
+    machine."""
+    committed = committed_report(verified, "host_state_report", "h200/host-state2")
+    assert set(committed["processes"]) == {"pin0", "pin8", "pin15"}
+    for p in committed["processes"].values():
+        assert 1.5 < p["py_s"]["slow_over_fast"] < 1.8 and 0.3 < p["slow_rounds"] / p["rounds"] < 0.7
+    pairs = committed["together"]
+    assert len(pairs) == 3 and all(v["rounds"] >= 95 for v in pairs.values())
+    assert all(abs(v["same_state"] - v["by_chance"]) < 0.15 for v in pairs.values())

@@ -11,7 +11,13 @@ them: one process alone, 94% slow, would not do). The clock each round recorded 
 fixed figure (2,100 MHz in a KVM guest), so the report does not read it. Per process: the rounds in each state, each loop's median in the slow state over the fast one, and the
 correlation of the hot loop and of the launch path with plain Python over the rounds.
 
-    python3 validation/expected/host_state_report.py h200/host-state1
+Where the processes ran at the same time (their rounds record the wall clock, ``at_s``:
+host_state_pair.sh), each pair's rounds are lined up by time (within MATCH_S) and the report gives
+how often the two CPUs were in the same state, beside how often they would be by chance (each
+process's slow share, independent): together the machine switches; by chance each core does.
+Concurrent processes share the GPU, so only plain Python is compared across them.
+
+    python3 validation/expected/host_state_report.py h200/host-state1 h200/host-state2
 
 Writes validation/expected/h200/host-state1.json.
 """
@@ -31,6 +37,7 @@ from host_footprint_report import correlation
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPS = ("py_s", "issue_s", "op_s")
+MATCH_S = 0.2  # rounds of two concurrent processes this close in time are compared
 
 
 def split_s(rounds: list[dict[str, Any]]) -> float:
@@ -53,6 +60,31 @@ def process_summary(rounds: list[dict[str, Any]], split: float) -> dict[str, Any
     return out
 
 
+def together(docs: dict[str, Any], split: float) -> dict[str, Any]:
+    """Each pair of processes whose rounds overlap in time: the share of lined-up rounds in the
+    same state, and that share by chance."""
+    out: dict[str, Any] = {}
+    names = [n for n, d in docs.items() if all("at_s" in r for r in d["rounds"])]
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            ra, rb = docs[a]["rounds"], docs[b]["rounds"]
+            pairs = []
+            for r in ra:
+                o = min(rb, key=lambda x: abs(x["at_s"] - r["at_s"]))
+                if abs(o["at_s"] - r["at_s"]) < MATCH_S:
+                    pairs.append((r["py_s"] > split, o["py_s"] > split))
+            if not pairs:
+                continue
+            pa = sum(r["py_s"] > split for r in ra) / len(ra)
+            pb = sum(r["py_s"] > split for r in rb) / len(rb)
+            out[f"{a}/{b}"] = {
+                "rounds": len(pairs),
+                "same_state": round(sum(x == y for x, y in pairs) / len(pairs), 2),
+                "by_chance": round(pa * pb + (1 - pa) * (1 - pb), 2),
+            }
+    return out
+
+
 def report(set_name: str) -> dict[str, Any]:
     base = ROOT / "validation" / "traces" / set_name
     docs = {f.parent.name: json.loads(f.read_text()) for f in sorted(base.glob("*/host_state.json"))}
@@ -65,6 +97,7 @@ def report(set_name: str) -> dict[str, Any]:
     def across(loop: str) -> float:
         return float(statistics.median(p[loop]["slow_over_fast"] for p in processes.values()))
 
+    concurrent = together(docs, split)
     return {
         "schema": "roofcalc-host-state-report-1",
         "set": set_name,
@@ -77,6 +110,7 @@ def report(set_name: str) -> dict[str, Any]:
         "slow_share": round(
             sum(p["slow_rounds"] for p in processes.values()) / sum(p["rounds"] for p in processes.values()), 2
         ),
+        **({"together": concurrent} if concurrent else {}),
     }
 
 
@@ -88,6 +122,8 @@ def main() -> int:
         for name, p in rep["processes"].items():
             print(name, {k: (v["slow_over_fast"] if isinstance(v, dict) else v) for k, v in p.items()})
         print("slow over fast (median over processes)", rep["slow_over_fast"], "slow share", rep["slow_share"])
+        for pair, v in rep.get("together", {}).items():
+            print("together", pair, v)
         print(out.relative_to(ROOT))
     return 0
 

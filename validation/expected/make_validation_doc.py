@@ -511,7 +511,7 @@ def fused_pace_lines() -> list[str]:
     ]
 
 
-STATE_SETS = ("h200/host-state1",)
+STATE_SETS = ("h200/host-state1", "h200/host-state2")
 
 
 def state_lines() -> list[str]:
@@ -528,17 +528,27 @@ def state_lines() -> list[str]:
         out += [
             "",
             f"The host's two speeds (`{set_name}`, development;",
-            f"`python3 validation/expected/host_state_report.py {set_name}`): in {len(procs)} processes run one after "
-            f"another on one lender machine ({len(pinned)} of them pinned to one CPU each; CPUs "
+            f"`python3 validation/expected/host_state_report.py {set_name}`): in {len(procs)} processes run "
+            f"{'at the same time (their hot loops sharing one GPU)' if 'together' in rep else 'one after another'} "
+            f"on one lender machine ({len(pinned)} of them pinned to one CPU each; CPUs "
             f"{', '.join(str(c) for c in sorted({c for p in procs.values() for c in p['cpus']}))} seen), "
             f"{rep['slow_share']:.0%} of the rounds ran in a slow state of the CPU the process ran on, not of its "
             f"launch path alone: plain Python, with no PyTorch in it, took {r['py_s']:.2f}x as long there as in the fast "
             f"state, the launch path alone {r['issue_s']:.2f}x and the probe's hot loop of one op {r['op_s']:.2f}x "
-            "(medians over the processes). The guest cannot see the cause (its clock reads a fixed figure): a lower "
-            "clock and a busy sibling of the core outside the guest would both fit. An implementation's Python "
+            "(medians over the processes). The guest cannot see the cause (its clock reads a fixed figure). An "
+            "implementation's Python "
             "counted in hot-loop op times therefore reads more ops in the slow state, and a figure taken in one state "
             "paces the other wrongly.",
         ]
+        if "together" in rep:
+            pairs = rep["together"].values()
+            out[-1] += (
+                f" Run at the same time, each pair of these CPUs was in the same state in "
+                f"{min(v['same_state'] for v in pairs):.0%}-{max(v['same_state'] for v in pairs):.0%} of their rounds, "
+                f"against {min(v['by_chance'] for v in pairs):.0%}-{max(v['by_chance'] for v in pairs):.0%} by chance: "
+                "each CPU switches on its own, as other work on its physical core would make it, not with a clock or "
+                "power state of the whole machine."
+            )
     return out
 
 
