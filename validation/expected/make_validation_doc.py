@@ -483,9 +483,8 @@ def fused_pace_lines() -> list[str]:
     the hot loop alone, over the hold-outs that timed both around each prompt."""
     ops, ratios, names = [], [], []
     for set_name in FUSED_PACE_SETS:
-        times, report = ROOT / "validation" / "traces" / set_name / "times.json", HERE / "{}/named-{}.json".format(
-            *set_name.split("/")
-        )
+        card, name = set_name.split("/")
+        times, report = ROOT / "validation" / "traces" / set_name / "times.json", HERE / card / f"named-{name}.json"
         if not times.exists() or not report.exists():
             continue
         found = False
@@ -498,7 +497,7 @@ def fused_pace_lines() -> list[str]:
             if row["impl"] == "fused" and row["kind"] == "prefill" and row["limiter"] == "host":
                 ratios.append(row["ratio_hot_loop"])
         if found:
-            names.append(set_name.split("/")[1])
+            names.append(name)
     if not ops or not ratios:
         return []
     return [
@@ -536,9 +535,8 @@ def state_lines() -> list[str]:
             f"launch path alone: plain Python, with no PyTorch in it, took {r['py_s']:.2f}x as long there as in the fast "
             f"state, the launch path alone {r['issue_s']:.2f}x and the probe's hot loop of one op {r['op_s']:.2f}x "
             "(medians over the processes). The guest cannot see the cause (its clock reads a fixed figure). An "
-            "implementation's Python "
-            "counted in hot-loop op times therefore reads more ops in the slow state, and a figure taken in one state "
-            "paces the other wrongly.",
+            "implementation's Python counted in hot-loop op times therefore reads more ops in the slow state, and a "
+            "figure taken in one state paces the other wrongly.",
         ]
         if "together" in rep:
             pairs = rep["together"].values()
