@@ -692,6 +692,33 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                            num_attention_heads=24, num_key_value_heads=1, head_dim=128,
                                            vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
                                            max_position_embeddings=32768, sliding_window=None)),
+    # impl-holdout22 (HOLDOUT.md): seven layouts never run, drawn in the sixteenth session with
+    # draw_holdout22.py (draw_holdout20's generator, seed "roofcalc impl-holdout22 2026-11-28")
+    "llama-1b-kv2-22l": ("llama", dict(hidden_size=1792, intermediate_size=4608, num_hidden_layers=22,
+                                       num_attention_heads=14, num_key_value_heads=2, head_dim=128, vocab_size=100352,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-3b-kv3-26l": ("mistral", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=26,
+                                           num_attention_heads=24, num_key_value_heads=3, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-3b-kv1-25l": ("qwen2", dict(hidden_size=3072, intermediate_size=9472, num_hidden_layers=25,
+                                       num_attention_heads=24, num_key_value_heads=1, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-1b-kv4-26l-f5376": ("qwen3", dict(hidden_size=1536, intermediate_size=5376, num_hidden_layers=26,
+                                             num_attention_heads=12, num_key_value_heads=4, head_dim=128,
+                                             vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                             max_position_embeddings=40960)),
+    "phi3-1b-kv2-22l": ("phi3", dict(hidden_size=1536, intermediate_size=5376, num_hidden_layers=22,
+                                     num_attention_heads=12, num_key_value_heads=2, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    "llama-2b-kv3-20l": ("llama", dict(hidden_size=2304, intermediate_size=7168, num_hidden_layers=20,
+                                       num_attention_heads=18, num_key_value_heads=3, head_dim=128, vocab_size=128256,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-1b-kv2-21l": ("mistral", dict(hidden_size=1792, intermediate_size=5888, num_hidden_layers=21,
+                                           num_attention_heads=14, num_key_value_heads=2, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -899,6 +926,17 @@ SETS = {
         cache_variants=[],
         dynamic=[(6, 1400), (9, 700)],
         prefill=[(1, 450), (3, 410), (4, 340), (1, 3800)],
+    ),
+    # the sixteenth session's hold-out of the H200 registry's host figure pooled over the development
+    # machines (validation/expected/host_pool.py): seven layouts never run, every kind of step of hf
+    # (graphs too), hf-dynamic (plans built and cached) and fused; the shapes drawn with draw_holdout22.py
+    "holdout22": dict(
+        models="llama-1b-kv2-22l,mistral-3b-kv3-26l,qwen2-3b-kv1-25l,qwen3-1b-kv4-26l-f5376,phi3-1b-kv2-22l,"
+        "llama-2b-kv3-20l,mistral-1b-kv2-21l",
+        decode=[(6, 1500)],
+        cache_variants=[],
+        dynamic=[(2, 2000), (11, 2000)],
+        prefill=[(3, 300), (2, 390), (2, 340), (1, 3200)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
