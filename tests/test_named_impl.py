@@ -428,8 +428,10 @@ def test_the_hold_out_targets_hold() -> None:
     cached = [r for r in h18["cases"] if r.get("cudnn_plans_cached")]
     assert len(cached) == 12 and all(r["label"].endswith("-warm") for r in cached)
     # with the card's own figures (what the command prints without --host-layer) such steps read
-    # slower than the model: its hot loop paces transformers' Python faster than it ran
-    assert h18["summary"]["hf-dynamic (plans cached)/python"]["registry"] == {"within_target": 10, "median": 1.24}
+    # slower than the model: its hot loop paces transformers' Python faster than it ran (median
+    # 1.24 with the H200's probe figure, 6.94 us, until the sixteenth session; 1.175 with the
+    # median of the hot loops timed around steps, 7.33 us)
+    assert h18["summary"]["hf-dynamic (plans cached)/python"]["registry"] == {"within_target": 10, "median": 1.175}
     # four more, drawn after those mends: every kind of step of hf, hf-dynamic and fused
     h19 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout19.json").read_text())
     assert {

@@ -309,6 +309,18 @@ def profiler_slowdowns() -> list[float]:
     return out
 
 
+def host_pool_lines() -> list[str]:
+    """Where the H200 registry's host figure comes from, and which registry rows are in-sample for it."""
+    pool = json.loads((HERE / "h200" / "host-pool.json").read_text())
+    sets = pool["sets"]
+    return [
+        f"The H200 registry's host op time (`torch_op_floor_s`, {pool['torch_op_floor_s'] * 1e6:.2f} us) is the median of the",
+        f"{pool['records']} hot loops timed just before and after the steps of {sets[0]['set']} to {sets[-1]['set']}",
+        f"({pool['slow_fraction']:.0%} of them in the host's slow state; `validation/expected/host_pool.py`), chosen",
+        "among other pools by those sets' registry rows: their registry columns are in-sample for it.",
+    ]
+
+
 def named_section() -> list[str]:
     """Named implementations (impls/*.yaml; validation/expected/named_report.py), hold-out and
     in-sample apart, each step kind against the issue's target."""
@@ -336,6 +348,7 @@ def named_section() -> list[str]:
         "`/host-layer` bands, and their sets' prefills are in-sample since. Each report's summary also",
         "counts apart the cases whose two timings of the layer agreed within",
         f"{_script('named_report').STEADY_LAYER}x (`steady_layer`): a description of how far the host moved, not a filter.",
+        *host_pool_lines(),
         "",
     ]
     rows = []
