@@ -3,7 +3,7 @@ before the set was measured, with draw_holdout20's generator and another seed; i
 CONFIGS and SETS["holdout22"] hold its result (vocab sizes and tying as in impl-holdout20: the
 families' own, the Llama layouts' drawn).
 
-    python3 validation/bench/draw_holdout21.py
+    python3 validation/bench/draw_holdout22.py
 """
 
 import random

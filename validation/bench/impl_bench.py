@@ -927,9 +927,10 @@ SETS = {
         dynamic=[(6, 1400), (9, 700)],
         prefill=[(1, 450), (3, 410), (4, 340), (1, 3800)],
     ),
-    # the sixteenth session's hold-out of the H200 registry's host figure pooled over the development
-    # machines (validation/expected/host_pool.py): seven layouts never run, every kind of step of hf
-    # (graphs too), hf-dynamic (plans built and cached) and fused; the shapes drawn with draw_holdout22.py
+    # the sixteenth session's hold-out of the H200 registry's host figure (the median of the hot loops
+    # timed around the steps of impl-holdout10 to -21, validation/expected/host_pool.py): seven layouts
+    # never run, every kind of step of hf (graphs too), hf-dynamic (plans built and cached) and fused;
+    # the shapes drawn with draw_holdout22.py
     "holdout22": dict(
         models="llama-1b-kv2-22l,mistral-3b-kv3-26l,qwen2-3b-kv1-25l,qwen3-1b-kv4-26l-f5376,phi3-1b-kv2-22l,"
         "llama-2b-kv3-20l,mistral-1b-kv2-21l",
