@@ -719,6 +719,33 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                            num_attention_heads=14, num_key_value_heads=2, head_dim=128,
                                            vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
                                            max_position_embeddings=32768, sliding_window=None)),
+    # impl-holdout23 (HOLDOUT.md): seven layouts never run, drawn in the sixteenth session with
+    # draw_holdout23.py (draw_holdout20's generator, seed "roofcalc impl-holdout23 2026-11-28")
+    "llama-3b-kv1-19l": ("llama", dict(hidden_size=3072, intermediate_size=11008, num_hidden_layers=19,
+                                       num_attention_heads=24, num_key_value_heads=1, head_dim=128, vocab_size=64256,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv4-18l": ("mistral", dict(hidden_size=2048, intermediate_size=5120, num_hidden_layers=18,
+                                           num_attention_heads=16, num_key_value_heads=4, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-1b-kv3-25l": ("qwen2", dict(hidden_size=1536, intermediate_size=5120, num_hidden_layers=25,
+                                       num_attention_heads=12, num_key_value_heads=3, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-1b-kv2-15l": ("qwen3", dict(hidden_size=1536, intermediate_size=4096, num_hidden_layers=15,
+                                       num_attention_heads=12, num_key_value_heads=2, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-2b-kv2-17l": ("phi3", dict(hidden_size=2560, intermediate_size=8704, num_hidden_layers=17,
+                                     num_attention_heads=20, num_key_value_heads=2, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    "llama-1b-kv3-23l": ("llama", dict(hidden_size=1536, intermediate_size=5376, num_hidden_layers=23,
+                                       num_attention_heads=12, num_key_value_heads=3, head_dim=128, vocab_size=128256,
+                                       tie_word_embeddings=True, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv1-21l-f6144": ("mistral", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=21,
+                                                 num_attention_heads=16, num_key_value_heads=1, head_dim=128,
+                                                 vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                                 max_position_embeddings=32768, sliding_window=None)),
     "mistral-7b": (
         "mistral",
         dict(
@@ -938,6 +965,17 @@ SETS = {
         cache_variants=[],
         dynamic=[(2, 2000), (11, 2000)],
         prefill=[(3, 300), (2, 390), (2, 340), (1, 3200)],
+    ),
+    # the sixteenth session's second hold-out of the same model (the H200 host figure of
+    # impl-holdout22, nothing changed since its evaluation): seven layouts never run, every kind of
+    # step of hf (graphs too), hf-dynamic (plans built and cached) and fused; drawn with draw_holdout23.py
+    "holdout23": dict(
+        models="llama-3b-kv1-19l,mistral-2b-kv4-18l,qwen2-1b-kv3-25l,qwen3-1b-kv2-15l,phi3-2b-kv2-17l,"
+        "llama-1b-kv3-23l,mistral-2b-kv1-21l-f6144",
+        decode=[(8, 1700)],
+        cache_variants=[],
+        dynamic=[(5, 1300), (7, 1000)],
+        prefill=[(4, 290), (2, 260), (4, 260), (1, 3100)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
