@@ -257,6 +257,7 @@ def test_impl_commands() -> None:
         "h200/impl-holdout20",
         "h200/impl-holdout21",
         "h200/impl-holdout22",
+        "h200/impl-holdout23",
         "h100/impl-dev4-qwen3",
     ],
 )
@@ -509,6 +510,31 @@ def test_the_hold_out_targets_hold() -> None:
         r for r in h22["cases"] if r["kind"] != "graphs" and r["ratio"] > 1.5 and r["limiter_host"] == "host"
     ]
     assert len(slow_misses) >= 10 and all(hot[r["label"]] > 9e-6 for r in slow_misses)
+    # seven more drawn after that evaluation, the same model, on a host in its fast state around
+    # most steps: with the registry's figures every miss a step with the hot loop above 9 us
+    h23 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout23.json").read_text())
+    assert {
+        k: (v["within_target"], v.get("within_target_hot_loop"), v["registry"]["within_target"], v["cases"])
+        for k, v in h23["summary"].items()
+    } == {
+        "fused/prefill": (16, 14, 13, 16),
+        "fused/graphs": (4, None, 4, 4),
+        "hf/prefill": (26, 28, 27, 28),
+        "hf/graphs": (7, None, 7, 7),
+        "hf-dynamic/python": (14, 14, 14, 14),
+        "hf-dynamic (plans cached)/python": (14, 14, 13, 14),
+    }
+    assert set(h23["role"].values()) == {"hold-out"}
+    hot = {
+        c["label"]: (c["host_op_s"]["before"] + c["host_op_s"]["after"]) / 2
+        for c in json.loads((ROOT / "validation" / "traces" / "h200" / "impl-holdout23" / "times.json").read_text())[
+            "cases"
+        ]
+        if c.get("host_op_s")
+    }
+    target = {"prefill": (0.8, 1.25), "python": (0.67, 1.5), "graphs": (0.85, 1.2)}
+    reg_misses = [r for r in h23["cases"] if not target[r["kind"]][0] <= r["ratio"] <= target[r["kind"]][1]]
+    assert len(reg_misses) == 5 and all(hot[r["label"]] > 9e-6 for r in reg_misses)
     # transformers at TP=2 and TP=4, measured after its model (hf_tp_layer_ops included) was committed
     for card, name in (("h100x2", "hf-tp-holdout2"), ("h100x4", "hf-tp4-holdout1"), ("h200x2", "hf-tp-holdout4")):
         tp = json.loads((ROOT / "validation" / "expected" / card / f"named-{name}.json").read_text())
