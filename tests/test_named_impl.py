@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -273,6 +274,25 @@ def test_committed_named_report_is_what_the_code_computes(set_name: str, verifie
     verified.once("named-report", [script, path, *trace_set_files(set_name)], check)
 
 
+def _registry_holdout(name: str) -> tuple[dict[str, Any], dict[str, tuple[Any, ...]], dict[str, float]]:
+    """An H200 hold-out's named report (every kind of step a hold-out), its counts per kind (within
+    target with the case's figures, with the hot loop, with the registry's; cases), and the hot loop
+    around each step (the mean of its timings before and after) from the set's times.json."""
+    rep = json.loads((ROOT / "validation" / "expected" / "h200" / f"named-{name}.json").read_text())
+    assert set(rep["role"].values()) == {"hold-out"}
+    counts = {
+        k: (v["within_target"], v.get("within_target_hot_loop"), v["registry"]["within_target"], v["cases"])
+        for k, v in rep["summary"].items()
+    }
+    times = json.loads((ROOT / "validation" / "traces" / "h200" / name / "times.json").read_text())
+    hot = {
+        c["label"]: (c["host_op_s"]["before"] + c["host_op_s"]["after"]) / 2
+        for c in times["cases"]
+        if c.get("host_op_s")
+    }
+    return rep, counts, hot
+
+
 def test_the_hold_out_targets_hold() -> None:
     """The issue's targets on the fresh hold-outs (measured after the model they test was frozen):
     graph decode within [0.85, 1.2] every case; prefill and Python decode as the committed report
@@ -486,11 +506,8 @@ def test_the_hold_out_targets_hold() -> None:
     # host figures every decode within and prefill 24 of 28 and 14 of 16; with the registry's, the
     # 25 host-paced steps that read more than 1.5x the model (1.51-2.24) ran with the hot loop at
     # 9.2-11.7 us against the figure's 7.33, which no one figure of the host's two states can say
-    h22 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout22.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["registry"]["within_target"], v["cases"])
-        for k, v in h22["summary"].items()
-    } == {
+    h22, counts, hot = _registry_holdout("impl-holdout22")
+    assert counts == {
         "fused/prefill": (14, 9, 7, 16),
         "fused/graphs": (4, None, 4, 4),
         "hf/prefill": (24, 26, 15, 28),
@@ -498,39 +515,20 @@ def test_the_hold_out_targets_hold() -> None:
         "hf-dynamic/python": (14, 14, 12, 14),
         "hf-dynamic (plans cached)/python": (14, 14, 9, 14),
     }
-    assert set(h22["role"].values()) == {"hold-out"}
-    hot = {
-        c["label"]: (c["host_op_s"]["before"] + c["host_op_s"]["after"]) / 2
-        for c in json.loads((ROOT / "validation" / "traces" / "h200" / "impl-holdout22" / "times.json").read_text())[
-            "cases"
-        ]
-        if c.get("host_op_s")
-    }
     slow_misses = [
         r for r in h22["cases"] if r["kind"] != "graphs" and r["ratio"] > 1.5 and r["limiter_host"] == "host"
     ]
     assert len(slow_misses) >= 10 and all(hot[r["label"]] > 9e-6 for r in slow_misses)
     # seven more drawn after that evaluation, the same model, on a host in its fast state around
     # most steps: with the registry's figures every miss a step with the hot loop above 9 us
-    h23 = json.loads((ROOT / "validation" / "expected" / "h200" / "named-impl-holdout23.json").read_text())
-    assert {
-        k: (v["within_target"], v.get("within_target_hot_loop"), v["registry"]["within_target"], v["cases"])
-        for k, v in h23["summary"].items()
-    } == {
+    h23, counts, hot = _registry_holdout("impl-holdout23")
+    assert counts == {
         "fused/prefill": (16, 14, 13, 16),
         "fused/graphs": (4, None, 4, 4),
         "hf/prefill": (26, 28, 27, 28),
         "hf/graphs": (7, None, 7, 7),
         "hf-dynamic/python": (14, 14, 14, 14),
         "hf-dynamic (plans cached)/python": (14, 14, 13, 14),
-    }
-    assert set(h23["role"].values()) == {"hold-out"}
-    hot = {
-        c["label"]: (c["host_op_s"]["before"] + c["host_op_s"]["after"]) / 2
-        for c in json.loads((ROOT / "validation" / "traces" / "h200" / "impl-holdout23" / "times.json").read_text())[
-            "cases"
-        ]
-        if c.get("host_op_s")
     }
     target = {"prefill": (0.8, 1.25), "python": (0.67, 1.5), "graphs": (0.85, 1.2)}
     reg_misses = [r for r in h23["cases"] if not target[r["kind"]][0] <= r["ratio"] <= target[r["kind"]][1]]

@@ -26,9 +26,15 @@ def layouts(seed: str, families: list[str]) -> random.Random:
     return r
 
 
-if __name__ == "__main__":
-    layouts("roofcalc impl-holdout20 2026-11-28", ["llama", "mistral", "qwen2", "qwen3", "phi3"])
-    r = random.Random("roofcalc impl-holdout20 2026-11-28 vocab")
+def draw(seed: str) -> None:
+    """A hold-out's whole draw: five families' layouts with the prompts and batches, the first Llama
+    layout's vocabulary and tying, then two more layouts (Llama and Mistral) and the second's."""
+    layouts(seed, ["llama", "mistral", "qwen2", "qwen3", "phi3"])
+    r = random.Random(seed + " vocab")
     print("llama vocab", r.choice([32000, 64256, 100352, 128256]), "tie", r.choice([True, False]))
-    r = layouts("roofcalc impl-holdout20 2026-11-28 extra", ["llama", "mistral"])
+    r = layouts(seed + " extra", ["llama", "mistral"])
     print("extra llama vocab", r.choice([32000, 64256, 100352, 128256]), "tie", r.choice([True, False]))
+
+
+if __name__ == "__main__":
+    draw("roofcalc impl-holdout20 2026-11-28")
