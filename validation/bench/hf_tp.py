@@ -55,6 +55,13 @@ SETS = {
                      decode=[(4, 1500), (24, 3000), (64, 800)],
                      prefill=[(1, 100), (2, 2000)],
                      dynamic=[(4, 1200)]),
+    # the sixteenth session's TP=2 hold-out of the H200 registry's host figure (draw_tp_holdout5.py)
+    "holdout5": dict(
+        models="llama-2b-kv2-20l-f7680,mistral-1b-kv2-26l,qwen2-1b-kv2-25l,qwen3-3b-kv4-26l",
+        decode=[(9, 2300)],
+        prefill=[(4, 470), (4, 290), (2, 430), (1, 3300)],
+        dynamic=[(4, 1000), (11, 600)],
+    ),
     "holdout2": dict(
         models="llama-1b-deep,qwen3-2b-wide,mistral-4b,qwen2-1b-narrow",
         decode=[(3, 1200), (16, 2500), (48, 600)],

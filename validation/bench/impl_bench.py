@@ -746,6 +746,23 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                                  num_attention_heads=16, num_key_value_heads=1, head_dim=128,
                                                  vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
                                                  max_position_embeddings=32768, sliding_window=None)),
+    # h200x2/hf-tp-holdout5 (HOLDOUT.md): four layouts never run, drawn in the sixteenth session with
+    # draw_tp_holdout5.py (KV heads even, for two GPUs), run by hf_tp.py --set holdout5
+    "llama-2b-kv2-20l-f7680": ("llama", dict(hidden_size=2304, intermediate_size=7680, num_hidden_layers=20,
+                                             num_attention_heads=18, num_key_value_heads=2, head_dim=128,
+                                             vocab_size=64256, tie_word_embeddings=False, rope_theta=500000.0,
+                                             max_position_embeddings=16384)),
+    "mistral-1b-kv2-26l": ("mistral", dict(hidden_size=1792, intermediate_size=6144, num_hidden_layers=26,
+                                           num_attention_heads=14, num_key_value_heads=2, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-1b-kv2-25l": ("qwen2", dict(hidden_size=1536, intermediate_size=4096, num_hidden_layers=25,
+                                       num_attention_heads=12, num_key_value_heads=2, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-3b-kv4-26l": ("qwen3", dict(hidden_size=3072, intermediate_size=9984, num_hidden_layers=26,
+                                       num_attention_heads=24, num_key_value_heads=4, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
     "mistral-7b": (
         "mistral",
         dict(
