@@ -294,6 +294,7 @@ NAMED_SETS = (
     "h200x2/hf-tp-holdout3",
     "h200x2/fused-tp2",
     "h200x2/hf-tp-holdout4",
+    "h200x2/hf-tp-holdout5",
     "h200x2/fused-tp3",
 )
 
