@@ -19,7 +19,7 @@ from roofcalc.dtypes import ELEMENT_BYTES
 from roofcalc.expected import GEMM_TILES, HOST_PACED_NOTE, HOST_PACED_TP_NOTE
 from roofcalc.hardware import GEMM_PATHS, load_hardware
 
-from .conftest import without_column_plane
+from .conftest import load_script, without_column_plane
 
 KERNELS = Path(__file__).resolve().parent.parent / "validation" / "expected"
 BENCH = Path(__file__).resolve().parent.parent / "validation" / "bench"
@@ -1388,6 +1388,10 @@ def test_h200_host_floor_is_the_median_of_the_hot_loops_timed_around_steps() -> 
     slow = sum(r > 8.3e-6 for r in records) / len(records)
     assert 0.2 < slow < 0.5
     assert min(records) < 0.9 * figure and max(records) > 1.3 * figure
+    # the committed pool (with the other pools looked at and the layer's ops by state) is what the
+    # script computes from the committed files
+    pool = load_script(KERNELS / "host_pool.py").pool()
+    assert json.loads(json.dumps(pool)) == json.loads((KERNELS / "h200" / "host-pool.json").read_text())
 
 
 def test_a_compiled_step_without_graphs_pays_per_entry_and_per_compiled_kernel() -> None:
