@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # host_footprint.py in PROCS processes a model (one model a process, the models in turn), then one
 # host_footprint.json of them all.
-#   bash host_footprint.sh OUTDIR "model,model" PROCS
+#   bash host_footprint.sh OUTDIR "model,model" PROCS [ROUNDS]     (ROUNDS a process: 3 unless given)
 set -uo pipefail
-out=$1; models=$2; procs=${3:-4}
+out=$1; models=$2; procs=${3:-4}; rounds=${4:-3}
 mkdir -p "$out"
 for i in $(seq 1 "$procs"); do
   for m in ${models//,/ }; do
-    PYTHONUNBUFFERED=1 python3 host_footprint.py --out "$out/p$i-$m" --models "$m"
+    PYTHONUNBUFFERED=1 python3 host_footprint.py --out "$out/p$i-$m" --models "$m" --rounds "$rounds"
   done
 done
-python3 - "$out" "$models" "$procs" <<'PY'
+python3 - "$out" "$models" "$procs" "$rounds" <<'PY'
 import glob, json, sys
 out = sys.argv[1]
 docs = [(f.split("/")[-2], json.load(open(f))) for f in sorted(glob.glob(f"{out}/p*/host_footprint.json"))]
