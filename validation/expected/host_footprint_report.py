@@ -6,7 +6,8 @@ reads; 40 distinct ops; a Triton launch), over every round of every process: the
 in that loop's units (median, least, largest, coefficient of variation) and the correlation of the
 two times. And the rounds where an implementation's time per layer jumped: over 1.5x the median of
 its process's other rounds in one-op units, with what the other implementation and the loops did in
-that round.
+that round. And, per process with rounds in both of the host's states (the one-op loop either side
+of SPLIT_S), its slow rounds' time per layer in one-op units over its fast rounds' (by_state).
 
     python3 validation/expected/host_footprint_report.py h200/host-footprint1
 
@@ -26,6 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LOOPS = ("one_op", "many_ops", "triton")
 IMPLS = ("fused", "hf")
 JUMP = 1.5  # a round over this many times its process's other rounds (one-op units)
+# between the host's two states of the hot loop of one op, about 6.5-7.5 and 10-12 us on the H200
+# lender's machines (validation/expected/host_pool.py's SPLIT_S)
+SPLIT_S = 8.3e-6
 
 
 def loop_s(rec: dict[str, Any], loop: str) -> float:
@@ -84,6 +88,33 @@ def report(set_name: str) -> dict[str, Any]:
                         "one_op_over_usual": round(over_usual(rec, lambda r: loop_s(r, "one_op")), 2),
                     }
                 )
+    # does a layer cost more one-op times when the CPU runs in its slow state? per process with
+    # rounds on both sides of SPLIT_S, the median in one-op units of its slow rounds over its fast ones
+    by_state: dict[str, Any] = {}
+    for impl in IMPLS:
+        per: list[dict[str, Any]] = []
+        for proc in sorted({r["process"] for r in rounds}):
+            mine = [r for r in rounds if r["process"] == proc]
+            slow = [layer_units(impl)(r) for r in mine if loop_s(r, "one_op") > SPLIT_S]
+            fast = [layer_units(impl)(r) for r in mine if loop_s(r, "one_op") <= SPLIT_S]
+            if slow and fast:
+                ratio = statistics.median(slow) / statistics.median(fast)
+                per.append(
+                    {
+                        "process": proc,
+                        "slow_rounds": len(slow),
+                        "fast_rounds": len(fast),
+                        "slow_over_fast": round(ratio, 2),
+                    }
+                )
+        if per:
+            ratios = [p["slow_over_fast"] for p in per]
+            by_state[impl] = {
+                "median": statistics.median(ratios),
+                "min": min(ratios),
+                "max": max(ratios),
+                "processes": per,
+            }
     return {
         "schema": "roofcalc-host-footprint-report-1",
         "set": set_name,
@@ -97,6 +128,8 @@ def report(set_name: str) -> dict[str, Any]:
         "loops": loops,
         "jump": JUMP,
         "jumps": jumps,
+        "split_s": SPLIT_S,
+        "by_state": by_state,
     }
 
 
@@ -109,6 +142,11 @@ def main() -> int:
             print(k, v)
         for j in rep["jumps"]:
             print("jump", j)
+        for impl, v in rep["by_state"].items():
+            print(
+                f"{impl}: one-op times a layer, slow rounds over fast, median over processes {v['median']:.2f} "
+                f"({v['min']:.2f}-{v['max']:.2f}, {len(v['processes'])} processes)"
+            )
         print(out.relative_to(ROOT))
     return 0
 

@@ -406,7 +406,7 @@ SEQ_SETS = ("h200/host-seq1",)
 ANATOMY_SETS = ("h200/host-anatomy1",)
 MODE_SETS = ("h200/host-mode1",)
 # which loop of the host tracks an implementation's time per layer (host_footprint_report.py)
-FOOTPRINT_SETS = ("h200/host-footprint1",)
+FOOTPRINT_SETS = ("h200/host-footprint1", "h200/host-footprint2")
 LOOP_NAMES = {"one_op": "one op (roofcalc's unit)", "many_ops": "40 distinct ops", "triton": "a Triton launch"}
 MODE_NAMES = {"grad": "PyTorch's default mode", "no_grad": "no_grad", "inference_mode": "inference_mode"}
 
@@ -569,7 +569,7 @@ def state_lines() -> list[str]:
 def footprint_lines() -> list[str]:
     """Each implementation's time per layer in units of three host loops timed beside it, over the
     rounds of several processes (host_footprint_report.py)."""
-    rows, jumps, cut = [], [], None
+    rows, jumps, states, cut = [], [], [], None
     for set_name in FOOTPRINT_SETS:
         path = HERE / f"{set_name}.json"
         if not path.exists():
@@ -588,6 +588,11 @@ def footprint_lines() -> list[str]:
                     f"{v['cv']:.3f}",
                     f"{v['correlation']:.2f}",
                 ]
+            )
+        for impl, v in rep.get("by_state", {}).items():
+            states.append(
+                f"- `{set_name}` {impl}: {v['median']:.2f} (processes {v['min']:.2f}-{v['max']:.2f}, "
+                f"{len(v['processes'])} with rounds in both states)"
             )
         for j in rep["jumps"]:
             jumps.append(
@@ -612,6 +617,14 @@ def footprint_lines() -> list[str]:
             f"Rounds where a layer's time jumped (over {cut}x its process's other rounds, in one-op units):",
             "",
             *jumps,
+        ]
+    if states:
+        out += [
+            "",
+            "A layer's time in one-op units in the rounds whose one-op loop ran in the host's slow state,",
+            "over the process's fast rounds (the median over processes; `by_state`):",
+            "",
+            *states,
         ]
     return out
 
