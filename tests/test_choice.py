@@ -175,6 +175,24 @@ def test_nearest_stays_inside_the_map() -> None:
     assert parse_entry("100x2x64 simt 32x128 4 3.00") == parse_entry("fp32 100x2x64 simt 32x128 4 3.00")
 
 
+def test_shapes_outside_the_products_and_gemvs_read_only_what_they_need() -> None:
+    """A product with both sides above 64 (MAP_MAX_SMALL, the most any map's small side reaches)
+    is answered without parsing the map; a GEMV parses only the entries that name the vec family,
+    and finds what the whole map's parse finds (the registry's map: 16,171 vec entries of 163,801)."""
+    texts = load_hardware("h100").expected.gemm_choice_map.entries  # type: ignore[union-attr]
+    cmap = ChoiceMap.from_entries(texts)
+    assert cmap.nearest("bf16", 65, 8192, 8192) is None and cmap.nearest("fp32", 4096, 4096, 64) is None
+    assert "entries" not in cmap.__dict__  # nothing parsed
+    near = cmap.nearest_vec("fp32", 4096, 1, 3000)
+    assert near is not None and near.family == "vec" and "entries" not in cmap.__dict__
+    # the same vec entries, in the same order, as a parse of every entry gives
+    vec = [parse_entry(t) for t in texts if t.split()[2] == "vec"]
+    assert len(vec) == 16171 and sorted(cmap.vectors) == [("fp32", "column"), ("fp32", "row")]
+    assert [c for key in sorted(cmap.vectors) for c in cmap.vectors[key]] == sorted(
+        vec, key=lambda c: "column" if c.n == 1 else "row"
+    )
+
+
 @pytest.mark.parametrize(
     "entry",
     [

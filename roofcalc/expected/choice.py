@@ -597,9 +597,11 @@ class ChoiceMap:
     @cached_property
     def vectors(self) -> dict[tuple[str, str], tuple[Choice, ...]]:
         """The GEMV entries by dtype and plane: "row" (1 x n x k, n of 2 or more) and "column"
-        (m x 1 x k, a dot product at m = 1)."""
+        (m x 1 x k, a dot product at m = 1). Where the map is not parsed yet, only the entries
+        whose text names the family ("vec") are: a GEMV asks for these alone, a tenth of the map."""
         out: dict[tuple[str, str], list[Choice]] = {}
-        for c in self.entries:
+        parsed = self.__dict__.get("entries")
+        for c in parsed if parsed is not None else (_parse_fast(t) for t in self.texts if "vec" in t):
             if c.family == "vec":
                 out.setdefault((c.dtype, "column" if c.n == 1 else "row"), []).append(c)
         return {key: tuple(v) for key, v in out.items()}
@@ -679,6 +681,8 @@ class ChoiceMap:
 
 @lru_cache(maxsize=4096)
 def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | None:
+    if min(m, n) > MAP_MAX_SMALL:  # above any map's small side (below), answered without reading the map
+        return None
     key = (dtype, aligned16(dtype, n, k))
     entries = cmap.classes.get(key)
     if not entries or min(m, n) > cmap.small_side:
