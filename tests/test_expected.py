@@ -647,7 +647,7 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
     """The notes' ranges are what the committed steps whose largest term is the host's issue
     measured against the model, with the card's figures (-registry reports), with the figures
     of the host that ran them (-hostrate reports) and with the host's speed timed around each
-    step (-hostcase reports): on one GPU 0.6x to 1.7x, 0.7x to 1.6x and 0.6x to 1.3x; under
+    step (-hostcase reports): on one GPU 0.6x to 1.7x, 0.6x to 1.8x and 0.6x to 1.5x; under
     tensor parallelism (the ranks' hosts wait for each other at each all-reduce) 0.6x to 1.8x,
     0.6x to 1.8x and 0.7x to 1.3x."""
 
@@ -660,11 +660,11 @@ def test_the_host_paced_notes_span_the_committed_host_paced_steps() -> None:
         ]
 
     card, own, case = ratios("registry", False), ratios("hostrate", False), ratios("hostcase", False)
-    assert "0.6x to 1.7x of this on different machines (0.7x to 1.6x with each host's own figures" in HOST_PACED_NOTE
-    assert "0.6x to 1.3x with the host's speed timed around each step" in HOST_PACED_NOTE
-    assert len(card) >= 150 and 0.55 <= min(card) < 0.65 and 1.65 < max(card) <= 1.75
-    assert len(own) >= 140 and 0.65 <= min(own) < 0.75 and 1.55 < max(own) <= 1.65
-    assert len(case) >= 38 and 0.55 <= min(case) < 0.65 and 1.25 < max(case) <= 1.35
+    assert "0.6x to 1.7x of this on different machines (0.6x to 1.8x with each host's own figures" in HOST_PACED_NOTE
+    assert "0.6x to 1.5x with the host's speed timed around each step" in HOST_PACED_NOTE
+    assert len(card) >= 167 and 0.55 <= min(card) < 0.65 and 1.65 < max(card) <= 1.75
+    assert len(own) >= 160 and 0.55 <= min(own) < 0.65 and 1.75 < max(own) <= 1.85
+    assert len(case) >= 44 and 0.55 <= min(case) < 0.65 and 1.45 < max(case) <= 1.55
     card, own, case = ratios("registry", True), ratios("hostrate", True), ratios("hostcase", True)
     assert "0.6x to 1.8x of this with each host's own figures (0.6x to 1.8x with the card's;" in HOST_PACED_TP_NOTE
     assert "0.7x to 1.3x with the ranks' speed timed around each step" in HOST_PACED_TP_NOTE
@@ -1333,11 +1333,12 @@ def _compiled_fit(path: Path) -> tuple[float, float, float]:
 def test_compiled_host_figures_are_the_measured_multiples_of_the_op_floor() -> None:
     """COMPILED_KERNEL_OPS and COMPILED_ENTRY_OPS are the medians over the machines (a machine's
     host_rate.py records averaged) of what the compiled chains cost per kernel and per entry, in
-    multiples of the hot-loop op of the same record."""
+    multiples of the hot-loop op of the same record: the fourteen H100 machines they were taken
+    from (an H200's records, h200/host2, came with a hold-out measured after them)."""
     from roofcalc.expected import COMPILED_ENTRY_OPS, COMPILED_KERNEL_OPS
 
     machines: dict[Path, list[tuple[float, float]]] = {}
-    for path in sorted(KERNELS.glob("**/host-rate*.json")):
+    for path in sorted(KERNELS.glob("h100*/**/host-rate*.json")):
         if "torch_compiled" in json.loads(path.read_text()):
             op, k, e = _compiled_fit(path)
             machines.setdefault(path.parent, []).append((k / op, e / op))

@@ -106,6 +106,13 @@ report h100x2/llm_tp2-h100-holdout9a.json h100 "" h100x2/report-llm_tp2-h100-hol
 report h100x2/llm_tp2-h100-holdout9b.json h100 "" h100x2/report-llm_tp2-h100-holdout9b
 report h200x2/llm_tp2-holdout.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout
 report h200x2/llm_tp2-holdout2.json h200 ../probe/h200x2/calibration.yaml h200x2/report-llm_tp2-holdout2
+# the reference and compiled implementations on steps Python issues, a hold-out on an H200 after
+# the registry's host figure of 25342de (host2/: validation/HOLDOUT.md)
+for set in llm-decode llm-prefill; do
+  report h200/host2/$set.json h200 "" h200/report-llm-host2-${set#llm-}
+  hostrate h200/host2/$set.json h200 h200/host2 h200/report-llm-host2-${set#llm-}
+  hostcase h200/host2/$set.json h200 h200/report-llm-host2-${set#llm-}
+done
 # one line per report: median, share in band, outside [0.5, 2]
 python3 - <<'PY' > summary.txt
 import glob, json
