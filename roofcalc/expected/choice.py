@@ -598,7 +598,9 @@ class ChoiceMap:
     def vectors(self) -> dict[tuple[str, str], tuple[Choice, ...]]:
         """The GEMV entries by dtype and plane: "row" (1 x n x k, n of 2 or more) and "column"
         (m x 1 x k, a dot product at m = 1). Where the map is not parsed yet, only the entries
-        whose text names the family ("vec") are: a GEMV asks for these alone, a tenth of the map."""
+        whose text names the family ("vec") are: a GEMV asks for these alone, a tenth of the map
+        (the texts of a checked map, check_block: a malformed entry elsewhere is refused when the
+        map's file is read, not here)."""
         out: dict[tuple[str, str], list[Choice]] = {}
         parsed = self.__dict__.get("entries")
         for c in parsed if parsed is not None else (_parse_fast(t) for t in self.texts if "vec" in t):

@@ -52,8 +52,7 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 # of their own host measured in the same call (160 steps; the -hostrate reports): the rest is the
 # host's speed from one second to the next, the least stable thing measured here (one H100
 # machine's hot loop ran 6.3-10.3 us, and a 3B prefill 12.9-28.0 ms, in five minutes:
-# validation/expected/h100/host/jitter1/; an H200's eager 7B decode ran in two modes, about 17
-# and 31 ms, within one case: validation/expected/h200/host2/). With the host's speed timed just
+# validation/expected/h100/host/jitter1/). With the host's speed timed just
 # before and after each step (llm_bench.py's host_op_s, roofcalc validate --host-per-case), 44
 # host-paced steps on four machines read 0.60-1.46x (validation/expected/h100/report-llm-host-run7-
 # *-hostcase.json, -run8-prefill-hostcase.json, h100x2/report-llm-host8-llm-prefill-holdout-

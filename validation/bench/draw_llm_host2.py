@@ -1,7 +1,10 @@
 """The draw of h200/host2 (validation/HOLDOUT.md): the reference and compiled implementations
 (llm_bench.py) on steps that Python issues (decode without CUDA graphs, prefill), three presets
 that fit one H200, two batches and two lengths each, drawn before the set was measured. Prints
-the two llm_bench.py commands that holdout_llm_host2.sh runs.
+the two llm_bench.py commands that holdout_llm_host2.sh runs, there with --budget-s 170 each (set in
+the device script before the call, to keep the call within the device's ten minutes). llama-2-7b's
+decodes past its 4,096-token context were measured and are refused by the model, as this draw's range
+of contexts (512-16,384) could have told.
 
     python3 validation/bench/draw_llm_host2.py
 """
@@ -23,7 +26,8 @@ def draw(seed: str) -> tuple[str, str]:
     )
     # host-paced prompts: a few sequences of up to 512 tokens (a first version of this script drew
     # batches of 1-8 and prompts of 64-1,024 tokens, and its draw, batches 6 and 8 of 560 and 688
-    # tokens, would have left the GPU pacing most prefills; redrawn before anything was measured)
+    # tokens, would have left the GPU pacing most prefills; redrawn before anything was measured, with a
+    # new seed, which redrew the models and the decode batches and contexts too)
     batches = sorted(r.sample(range(1, 5), 2))
     seqs = sorted(r.randrange(64, 513, 16) for _ in range(2))
     prefill = (
