@@ -4,12 +4,14 @@ a while, then about 32 ms for a second or more, then 17 again.)
 
 One step after another, each synchronized: the host's time to issue the step (perf_counter around
 the Python call), the GPU's time from its first kernel to its last (CUDA events around it), and the
-wall time to the end of the step; every 25 steps the probe's hot loop of one op (x.add_(1), 3 x 300).
+wall time to the end of the step; every 25 steps (--hot-every) the probe's hot loop of one op
+(x.add_(1), 3 x 300) and a fixed piece of plain Python (py_loop: dicts, tuples and calls, no torch).
 Beside it, every 0.2 s: the CPUs' time as /proc/stat counts it (user, system, idle, steal: a KVM
 guest's vCPU that the hypervisor ran elsewhere), and the GPU's SM clock, memory clock, power and
 throttle reasons as nvidia-smi reads them (queries only; nothing is set).
 
-    python3 host_epochs.py --out host-epochs.json [--model mistral-7b --batch 15 --context 14720 --steps 1500]
+    python3 host_epochs.py --out host-epochs.json [--model mistral-7b --batch 15 --context 14720 --steps 1500
+        --hot-every 25]
 """
 
 import argparse
@@ -33,6 +35,22 @@ def proc_stat() -> list[int]:
         return [int(x) for x in f.readline().split()[1:]]
 
 
+def py_loop() -> float:
+    """Seconds for a fixed piece of plain Python (the median of 3): 2,000 small dicts built, read
+    and summed through a function call each, a footprint of a few hundred kB."""
+    def f(d: dict) -> int:
+        return d["a"] + d["b"][1]
+
+    out = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        rows = [{"a": i, "b": (i, i + 1), "c": str(i)} for i in range(2000)]
+        total = sum(f(r) for r in rows)
+        out.append(time.perf_counter() - t0)
+        assert total > 0
+    return sorted(out)[1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -40,6 +58,7 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=15)
     ap.add_argument("--context", type=int, default=14720)
     ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--hot-every", type=int, default=25)
     a = ap.parse_args()
     d = lb.Dist("cuda")
     cfg = lb.MODELS[a.model]
@@ -73,8 +92,8 @@ def main() -> int:
             step()
         d.sync()
         for i in range(a.steps):
-            if i % 25 == 0:
-                hot.append({"t": time.time(), "i": i, "op_s": lb.host_op_s(3, 300)})
+            if i % a.hot_every == 0:
+                hot.append({"t": time.time(), "i": i, "op_s": lb.host_op_s(3, 300), "py_s": py_loop()})
             ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             d.sync()
             w0 = time.time()
