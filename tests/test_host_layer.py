@@ -479,3 +479,31 @@ def test_each_cpu_switches_speed_on_its_own(verified: VerifiedFor) -> None:
     pairs = committed["together"]
     assert len(pairs) == 3 and all(v["rounds"] >= 95 for v in pairs.values())
     assert all(abs(v["same_state"] - v["by_chance"]) < 0.15 for v in pairs.values())
+
+
+def test_otsu_splits_two_clusters_in_the_middle_of_their_gap() -> None:
+    # logarithms 0, 0, 0, ln 10, ln 10: the split is between the clusters, at exp(ln(10) / 2)
+    otsu = load_script(ROOT / "validation" / "expected" / "host_epochs_report.py").otsu
+    assert otsu([1.0, 1.0, 1.0, 10.0, 10.0]) == pytest.approx(10**0.5)
+    assert otsu([2.0, 4.0, 100.0]) == pytest.approx((4.0 * 100.0) ** 0.5)
+
+
+def test_an_eager_decodes_slow_stretches_are_its_hosts(verified: VerifiedFor) -> None:
+    """h200/host-epochs1 and -2 (committed measurements, development): the reference implementation's
+    eager decode of mistral-7b at batch 15 over 14,720 tokens, one synchronized step after another on
+    an H200. The GPU waited for its host all along (the host's issue of a step took 99% of the GPU's
+    time for it). In host-epochs2's slow stretches (steps of 28 ms against 17) the issue slowed as
+    much as the GPU's time, 1.69x, and as plain Python sampled beside it (1.76x), far more than the
+    probe's hot loop (1.32x); the SM and memory clocks stayed at 1,980 and 3,201 MHz with no throttle
+    reason, and the vCPUs lost no time to the hypervisor (steal)."""
+    first = committed_report(verified, "host_epochs_report", "h200/host-epochs1")
+    rep = committed_report(verified, "host_epochs_report", "h200/host-epochs2")
+    assert first["steps"] == 1500 and first["slow_steps"] > 0 and first["issue_over_gpu_median"] > 0.98
+    assert rep["steps"] == 4000 and rep["slow_windows"] == 26 and rep["issue_over_gpu_median"] > 0.98
+    w = rep["slow_and_fast_windows"]
+    assert 1.6 < w["issue_s"]["slow_over_fast"] < 1.8
+    assert abs(w["issue_s"]["slow_over_fast"] - w["gpu_s"]["slow_over_fast"]) < 0.02
+    assert w["hot_loop_op_s"]["slow_over_fast"] < 1.4 < w["plain_python_s"]["slow_over_fast"]
+    for r in (first, rep):
+        assert r["sm_and_memory_clocks_mhz"] == ["1980/3201"] and r["throttle_reasons"] == ["0x0000000000000000"]
+        assert r["steal_ticks"] <= 1 < r["cpu_ticks"]

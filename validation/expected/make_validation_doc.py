@@ -487,7 +487,7 @@ def host_track_section() -> list[str]:
     out = lines + table(["set", "implementation", "host figure", "prefills", "within", "median", "range"], rows)
     if costs:
         out += ["", *costs]
-    return out + footprint_lines() + fused_pace_lines() + state_lines()
+    return out + footprint_lines() + fused_pace_lines() + state_lines() + epochs_lines()
 
 
 # the H200 hold-outs that timed the fused layout's own host time per layer around its prefills
@@ -564,6 +564,33 @@ def state_lines() -> list[str]:
                 "power state of the whole machine."
             )
     return out
+
+
+EPOCHS_SET = "h200/host-epochs2"
+
+
+def epochs_lines() -> list[str]:
+    """A host-paced eager decode's slow stretches against the GPU's clocks, the host's loops and
+    steal time (host_epochs_report.py)."""
+    path = HERE / f"{EPOCHS_SET}.json"
+    if not path.exists():
+        return []
+    rep = json.loads(path.read_text())
+    w = rep["slow_and_fast_windows"]
+    ratio = {k: v["slow_over_fast"] for k, v in w.items()}
+    return [
+        "",
+        f"Whose are a host-paced step's slow stretches (`{EPOCHS_SET}`, development; `python3",
+        f"validation/expected/host_epochs_report.py {EPOCHS_SET}`): {rep['case']} (the reference",
+        f"implementation), {rep['steps']:,} synchronized steps on an H200. The host's issue of a step took",
+        f"{rep['issue_over_gpu_median']:.0%} of the GPU's time for it (median): the GPU waited for its host. In the",
+        f"{rep['slow_windows']} of {rep['windows']} windows of steps that ran slow ({w['gpu_s']['slow'] * 1e3:.1f} ms a step",
+        f"against {w['gpu_s']['fast'] * 1e3:.1f}), the issue was {ratio['issue_s']:.2f}x slower, plain Python sampled beside it",
+        f"{ratio['plain_python_s']:.2f}x and the probe's hot loop of one op {ratio['hot_loop_op_s']:.2f}x; the SM and memory",
+        f"clocks read {', '.join(rep['sm_and_memory_clocks_mhz'])} MHz throughout, with throttle reasons",
+        f"{', '.join(rep['throttle_reasons'])}, and the vCPUs lost {rep['steal_ticks']} of {rep['cpu_ticks']:,} ticks to steal.",
+        f"Slow steps came in {rep['slow_stretches']} stretches, the longest {rep['longest_slow_stretch_steps']} steps.",
+    ]
 
 
 def footprint_lines() -> list[str]:
