@@ -63,7 +63,8 @@ def main() -> int:
     d = lb.Dist("cuda")
     cfg = lb.MODELS[a.model]
     model = lb.Model(a.model, cfg, d)
-    step, info, _ = lb.make_step(model, "decode", "eager", a.batch, a.context, None)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backend it records is the one the steps run
+        step, info, _ = lb.make_step(model, "decode", "eager", a.batch, a.context, None)
     samples: list[dict] = []
     stop = threading.Event()
     smi = subprocess.Popen(

@@ -75,6 +75,12 @@ def report(set_name: str) -> dict[str, Any]:
         "split_gpu_s": round(split, 6),
         "step_median_gpu_s": round(statistics.median(x["gpu_s"] for x in steps), 6),
         "issue_over_gpu_median": round(statistics.median(x["issue_s"] / x["gpu_s"] for x in steps), 4),
+        # what the GPU still had to run when the host had issued the step's last kernel (a GPU that
+        # set the pace would have a queue of kernels left, milliseconds of them), and the least time
+        # the GPU took for a step (its own work, where it did not wait)
+        "gpu_after_issue_median_s": round(statistics.median(x["gpu_s"] - x["issue_s"] for x in steps), 6),
+        "steps_gpu_after_issue_over_0_3ms": sum(x["gpu_s"] - x["issue_s"] > 3e-4 for x in steps),
+        "min_gpu_s": round(min(x["gpu_s"] for x in steps), 6),
     }
     if slow and fast:
         by: dict[str, Any] = {
@@ -88,6 +94,9 @@ def report(set_name: str) -> dict[str, Any]:
         if all("py_s" in w[0] for w in windows):
             by["plain_python_s"] = _median_ratio([w[0]["py_s"] for w in slow], [w[0]["py_s"] for w in fast])
         out["slow_and_fast_windows"] = by
+        out["gpu_after_issue_median_s_slow_and_fast"] = [
+            round(statistics.median(x["gpu_s"] - x["issue_s"] for w in ws for x in w[2]), 6) for ws in (slow, fast)
+        ]
     runs, cur = [], 0
     for x in steps:
         if x["gpu_s"] > split:
