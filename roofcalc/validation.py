@@ -37,6 +37,9 @@ class CaseResult(BaseModel):
     ratio: float | None  # measured / expected
     bound_ratio: float  # measured / bound
     why: str  # the largest expected term and its reason
+    # what limits the expected time (the model's expected_limiter): "host" where the host's issue
+    # paces the step, though its wait need not be the largest term (a GPU's kernels can be larger)
+    limiter: str | None = None
     band: tuple[float, float] = TARGET_BAND  # the target band of this kind of case
     error: str | None = None
 
@@ -218,6 +221,7 @@ def _case_result(
         ratio=measured / r.expected_s if r.expected_s else None,
         bound_ratio=measured / r.predicted_s,
         why=_why(r),
+        limiter=r.expected_limiter,
         band=band,
     )
 
