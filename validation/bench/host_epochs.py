@@ -11,7 +11,10 @@ guest's vCPU that the hypervisor ran elsewhere), and the GPU's SM clock, memory 
 throttle reasons as nvidia-smi reads them (queries only; nothing is set).
 
     python3 host_epochs.py --out host-epochs.json [--model mistral-7b --batch 15 --context 14720 --steps 1500
-        --hot-every 25]
+        --hot-every 25 --phase decode --engine eager]
+
+--phase prefill takes --context as the prompt's length; --engine compiled runs llm_bench.py's
+torch.compile of the same functions (its default backend, inductor), compiled before the steps.
 """
 
 import argparse
@@ -59,12 +62,16 @@ def main() -> int:
     ap.add_argument("--context", type=int, default=14720)
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--hot-every", type=int, default=25)
+    ap.add_argument("--phase", choices=("decode", "prefill"), default="decode")
+    ap.add_argument("--engine", choices=("eager", "compiled"), default="eager")
     a = ap.parse_args()
     d = lb.Dist("cuda")
     cfg = lb.MODELS[a.model]
     model = lb.Model(a.model, cfg, d)
+    if a.engine == "compiled":
+        lb.configure_compile()
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backend it records is the one the steps run
-        step, info, _ = lb.make_step(model, "decode", "eager", a.batch, a.context, None)
+        step, info, _ = lb.make_step(model, a.phase, a.engine, a.batch, a.context, "inductor")
     samples: list[dict] = []
     stop = threading.Event()
     smi = subprocess.Popen(
@@ -89,7 +96,7 @@ def main() -> int:
     steps = []
     hot = []
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION), torch.no_grad():
-        for _ in range(5):
+        for _ in range(5):  # (a compiled step compiles in the first)
             step()
         d.sync()
         for i in range(a.steps):
@@ -112,6 +119,7 @@ def main() -> int:
     doc = {"kind": "host-epochs", "date": lb.utc_now(), "command": "python3 host_epochs.py " + " ".join(sys.argv[1:]),
            "device": torch.cuda.get_device_name(), "driver": lb.driver_version(), "torch": torch.__version__,
            "cpus": os.cpu_count(), "model": a.model, "batch": a.batch, "context": a.context, "sdpa": "flash",
+           "phase": a.phase, "engine": a.engine,
            "info": info, "steps": steps, "hot_loop": hot, "proc_stat": samples,
            "proc_stat_fields": ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice"],
            "nvidia_smi": smi_lines}
