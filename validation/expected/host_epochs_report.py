@@ -14,9 +14,10 @@ starts each kernel as it is issued: the two then agree); the stretches of slow s
 could slow a GPU or a vCPU: the SM and memory clocks and throttle reasons nvidia-smi read, and the
 vCPUs' steal time in /proc/stat.
 
-    python3 validation/expected/host_epochs_report.py h200/host-epochs1 h200/host-epochs2
+    python3 validation/expected/host_epochs_report.py h200/host-epochs1 h200/host-epochs2 \
+        h200/host-epochs3 h200/host-epochs4 h200/host-epochs5
 
-Writes validation/expected/h200/host-epochs1.json and -2.json.
+Writes validation/expected/h200/host-epochs1.json to -5.json.
 """
 
 from __future__ import annotations
@@ -68,7 +69,11 @@ def report(set_name: str) -> dict[str, Any]:
         "set": set_name,
         "command": doc["command"],
         "device": doc["device"],
-        "case": f"{doc['model']} decode, eager, batch {doc['batch']} over {doc['context']} tokens",
+        "case": (
+            f"{doc['model']} {doc.get('phase', 'decode')}, {doc.get('engine', 'eager')}, batch {doc['batch']} "
+            + ("over" if doc.get("phase", "decode") == "decode" else "of")
+            + f" {doc['context']} tokens"
+        ),
         "steps": len(steps),
         "windows": len(windows),
         "slow_windows": len(slow),
@@ -94,6 +99,14 @@ def report(set_name: str) -> dict[str, Any]:
         if all("py_s" in w[0] for w in windows):
             by["plain_python_s"] = _median_ratio([w[0]["py_s"] for w in slow], [w[0]["py_s"] for w in fast])
         out["slow_and_fast_windows"] = by
+        # how steadily the step's issue follows each loop over every window: the coefficient of
+        # variation of the issue's median over the loop's time sampled at the window's start
+        cv = {}
+        for loop, key in (("hot_loop_op_s", "op_s"), ("plain_python_s", "py_s")):
+            if all(key in w[0] for w in windows):
+                per = [statistics.median(x["issue_s"] for x in w[2]) / w[0][key] for w in windows]
+                cv[loop] = round(statistics.stdev(per) / statistics.mean(per), 4)
+        out["issue_per_loop_cv"] = cv
         out["gpu_after_issue_median_s_slow_and_fast"] = [
             round(statistics.median(x["gpu_s"] - x["issue_s"] for w in ws for x in w[2]), 6) for ws in (slow, fast)
         ]

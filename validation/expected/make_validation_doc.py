@@ -566,34 +566,69 @@ def state_lines() -> list[str]:
     return out
 
 
-EPOCHS_SET = "h200/host-epochs2"
+EPOCHS_SETS = tuple(f"h200/host-epochs{i}" for i in range(1, 6))
 
 
 def epochs_lines() -> list[str]:
-    """A host-paced eager decode's slow stretches against the GPU's clocks, the host's loops and
-    steal time (host_epochs_report.py)."""
-    path = HERE / f"{EPOCHS_SET}.json"
-    if not path.exists():
+    """Host-paced steps' slow stretches against the GPU's clocks, the host's loops and steal time
+    (host_epochs_report.py)."""
+    reps = [json.loads(p.read_text()) for p in (HERE / f"{s}.json" for s in EPOCHS_SETS) if p.exists()]
+    if not reps:
         return []
-    rep = json.loads(path.read_text())
-    w = rep["slow_and_fast_windows"]
-    ratio = {k: v["slow_over_fast"] for k, v in w.items()}
+    rows = []
+    for rep in reps:
+        w = rep.get("slow_and_fast_windows")
+        if w is None:  # no window ran slow (its slow stretches were shorter than a window)
+            continue
+        cv = rep["issue_per_loop_cv"]
+        rows.append(
+            [
+                f"`{rep['set']}`",
+                rep["case"],
+                f"{rep['issue_over_gpu_median']:.0%}, {rep['gpu_after_issue_median_s'] * 1e3:.2f} ms",
+                f"{rep['slow_windows']} of {rep['windows']}",
+                f"{w['gpu_s']['slow'] * 1e3:.1f} / {w['gpu_s']['fast'] * 1e3:.1f} ms",
+                f"{w['issue_s']['slow_over_fast']:.2f}",
+                f"{w['plain_python_s']['slow_over_fast']:.2f}" if "plain_python_s" in w else "-",
+                f"{w['hot_loop_op_s']['slow_over_fast']:.2f}",
+                " / ".join(f"{cv[k]:.3f}" if k in cv else "-" for k in ("hot_loop_op_s", "plain_python_s")),
+            ]
+        )
+    clocks = sorted({c for r in reps for c in r["sm_and_memory_clocks_mhz"]})
+    throttle = sorted({t for r in reps for t in r["throttle_reasons"]})
+    steal, ticks = sum(r["steal_ticks"] for r in reps), sum(r["cpu_ticks"] for r in reps)
     return [
         "",
-        f"Whose are a host-paced step's slow stretches (`{EPOCHS_SET}`, development; `python3",
-        f"validation/expected/host_epochs_report.py {EPOCHS_SET}`): {rep['case']} (the reference",
-        f"implementation), {rep['steps']:,} synchronized steps on an H200. The host's issue of a step took",
-        f"{rep['issue_over_gpu_median']:.0%} of the GPU's time for it (median), the GPU running on for",
-        f"{rep['gpu_after_issue_median_s'] * 1e3:.2f} ms after the last kernel was issued (a GPU setting the pace would have",
-        "a queue of kernels left); its least time for a step, its own work where it did not wait, was",
-        f"{rep['min_gpu_s'] * 1e3:.1f} ms, and {rep['steps_gpu_after_issue_over_0_3ms']} steps left it busy over 0.3 ms after the",
-        f"issue: the host paced most steps, the GPU some. In the",
-        f"{rep['slow_windows']} of {rep['windows']} windows of steps that ran slow ({w['gpu_s']['slow'] * 1e3:.1f} ms a step",
-        f"against {w['gpu_s']['fast'] * 1e3:.1f}), the issue was {ratio['issue_s']:.2f}x slower, plain Python sampled beside it",
-        f"{ratio['plain_python_s']:.2f}x and the probe's hot loop of one op {ratio['hot_loop_op_s']:.2f}x; the SM and memory",
-        f"clocks read {', '.join(rep['sm_and_memory_clocks_mhz'])} MHz throughout, with throttle reasons",
-        f"{', '.join(rep['throttle_reasons'])}, and the vCPUs lost {rep['steal_ticks']} of {rep['cpu_ticks']:,} ticks to steal.",
-        f"Slow steps came in {rep['slow_stretches']} stretches, the longest {rep['longest_slow_stretch_steps']} steps.",
+        "Whose are host-paced steps' slow stretches (`validation/bench/host_epochs.py`, development;",
+        "`python3 validation/expected/host_epochs_report.py SET`): one synchronized step after another",
+        "on an H200, the reference implementation, each step's issue and GPU time, and every 10 steps",
+        "(25 in `host-epochs1`) the probe's hot loop of one op and a fixed piece of plain Python. The host's",
+        "issue of a step against the GPU's time for it (median), and the GPU's time after the last kernel",
+        "was issued (a GPU setting the pace would have a queue of kernels left); the windows of steps",
+        "that ran slow (Otsu's split of the run's step times), their GPU time against the fast ones', and",
+        "each loop's slow over fast; then how steadily the issue follows each loop sampled at the start of",
+        "every window (coefficient of variation of their ratio, hot loop / plain Python). A set whose slow",
+        "stretches were all shorter than a window has no row (`host-epochs1`).",
+        "",
+        *table(
+            [
+                "set",
+                "step",
+                "issue / GPU",
+                "slow windows",
+                "GPU slow / fast",
+                "issue",
+                "plain Python",
+                "hot loop",
+                "CV hot / py",
+            ],
+            rows,
+        ),  # fmt: skip
+        "",
+        f"SM and memory clocks read {', '.join(clocks)} MHz throughout, throttle reasons {', '.join(throttle)},",
+        f"and the vCPUs lost {steal} of {ticks:,} ticks to steal: the slow stretches are the host CPU's, and",
+        "real steps slow about as much as plain Python, more than the hot loop the model counts in; a single",
+        "short sample of either loop predicts a window's issue no better than the other.",
     ]
 
 
