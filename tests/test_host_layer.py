@@ -519,13 +519,15 @@ def test_other_host_paced_steps_slow_as_plain_python_does(verified: VerifiedFor)
     again, an eager prefill of 128 tokens on llama-3.2-1b and a compiled decode of qwen2.5-7b without
     graphs, 3,000 steps each. Each was host-paced (issue 98-100% of the GPU's time); in its slow
     windows its issue slowed 1.51-1.63x, plain Python 1.56-1.65x (within 7% of the issue), the hot
-    loop 1.35-1.41x (7-17% under it). Sampled at the start of each window, neither loop tracked the
-    issue more steadily than the other (coefficients of variation 0.10-0.15 and 0.10-0.17)."""
+    loop 1.35-1.41x (7-17% under it). Sampled at the start of each window, each loop took out a
+    quarter to a half of the spread of the window's issue (its coefficient of variation 0.19-0.26;
+    over the hot loop 0.10-0.15, over plain Python 0.10-0.17), neither more than the other."""
     for name in ("h200/host-epochs3", "h200/host-epochs4", "h200/host-epochs5"):
         rep = committed_report(verified, "host_epochs_report", name)
         w = rep["slow_and_fast_windows"]
         issue, py, hot = (w[k]["slow_over_fast"] for k in ("issue_s", "plain_python_s", "hot_loop_op_s"))
         assert rep["steps"] == 3000 and rep["issue_over_gpu_median"] > 0.97 and rep["slow_windows"] >= 30, name
         assert 1.45 < issue < 1.7 and abs(py / issue - 1) < 0.07 and hot < issue / 1.07, name
-        assert all(0.09 < v < 0.17 for v in rep["issue_per_loop_cv"].values()), name
+        cv = rep["issue_per_loop_cv"]
+        assert cv["issue_s"] > 0.18 and all(0.09 < cv[k] < 0.17 for k in ("hot_loop_op_s", "plain_python_s")), name
         assert rep["sm_and_memory_clocks_mhz"] == ["1980/3201"] and rep["steal_ticks"] <= 2, name

@@ -101,7 +101,8 @@ def report(set_name: str) -> dict[str, Any]:
         out["slow_and_fast_windows"] = by
         # how steadily the step's issue follows each loop over every window: the coefficient of
         # variation of the issue's median over the loop's time sampled at the window's start
-        cv = {}
+        issue = [statistics.median(x["issue_s"] for x in w[2]) for w in windows]
+        cv = {"issue_s": round(statistics.stdev(issue) / statistics.mean(issue), 4)}  # the spread to take out
         for loop, key in (("hot_loop_op_s", "op_s"), ("plain_python_s", "py_s")):
             if all(key in w[0] for w in windows):
                 per = [statistics.median(x["issue_s"] for x in w[2]) / w[0][key] for w in windows]

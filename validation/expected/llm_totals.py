@@ -28,7 +28,8 @@ def totals(kind: str) -> dict[str, list[float]]:
             if c["op"] == "decode":
                 step = "decode, graphs" if p["cuda_graphs"] else "decode, no graphs"
             else:
-                step = "prefill, host-paced" if c["why"].startswith("host issue") else "prefill, GPU-bound"
+                # host-paced as the model reads it (its limiter, for which the host-paced note is printed)
+                step = "prefill, host-paced" if c["limiter"] == "host" else "prefill, GPU-bound"
             key = f"{step}, {'TP' if p['gpus'] > 1 else '1 GPU'}"
             lo, hi = c["band"]
             t = out.setdefault(key, [0, 0, r, r])

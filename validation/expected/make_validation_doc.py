@@ -585,13 +585,14 @@ def epochs_lines() -> list[str]:
             [
                 f"`{rep['set']}`",
                 rep["case"],
-                f"{rep['issue_over_gpu_median']:.0%}, {rep['gpu_after_issue_median_s'] * 1e3:.2f} ms",
+                f"{rep['issue_over_gpu_median']:.0%}, {rep['gpu_after_issue_median_s'] * 1e3:.2f} ms, "
+                f"{rep['steps_gpu_after_issue_over_0_3ms']}",
                 f"{rep['slow_windows']} of {rep['windows']}",
                 f"{w['gpu_s']['slow'] * 1e3:.1f} / {w['gpu_s']['fast'] * 1e3:.1f} ms",
                 f"{w['issue_s']['slow_over_fast']:.2f}",
                 f"{w['plain_python_s']['slow_over_fast']:.2f}" if "plain_python_s" in w else "-",
                 f"{w['hot_loop_op_s']['slow_over_fast']:.2f}",
-                " / ".join(f"{cv[k]:.3f}" if k in cv else "-" for k in ("hot_loop_op_s", "plain_python_s")),
+                " / ".join(f"{cv[k]:.3f}" if k in cv else "-" for k in ("issue_s", "hot_loop_op_s", "plain_python_s")),
             ]
         )
     clocks = sorted({c for r in reps for c in r["sm_and_memory_clocks_mhz"]})
@@ -601,34 +602,37 @@ def epochs_lines() -> list[str]:
         "",
         "Whose are host-paced steps' slow stretches (`validation/bench/host_epochs.py`, development;",
         "`python3 validation/expected/host_epochs_report.py SET`): one synchronized step after another",
-        "on an H200, the reference implementation, each step's issue and GPU time, and every 10 steps",
-        "(25 in `host-epochs1`) the probe's hot loop of one op and a fixed piece of plain Python. The host's",
-        "issue of a step against the GPU's time for it (median), and the GPU's time after the last kernel",
-        "was issued (a GPU setting the pace would have a queue of kernels left); the windows of steps",
-        "that ran slow (Otsu's split of the run's step times), their GPU time against the fast ones', and",
-        "each loop's slow over fast; then how steadily the issue follows each loop sampled at the start of",
-        "every window (coefficient of variation of their ratio, hot loop / plain Python). A set whose slow",
-        "stretches were all shorter than a window has no row (`host-epochs1`).",
+        "on an H200, the reference implementation, each step's issue and GPU time, and every 10 steps the",
+        "probe's hot loop of one op and a fixed piece of plain Python (`host-epochs1`: the hot loop alone,",
+        "every 25 steps). The host's issue of a step against the GPU's time for it (median), the GPU's time",
+        "after the last kernel was issued (a GPU setting the pace would have a queue of kernels left) and",
+        "the steps that left it busy over 0.3 ms after the issue (the GPU's own work paced those); the",
+        "windows of steps that ran slow (Otsu's split of the run's step times), their GPU time against the",
+        "fast ones', and each loop's slow over fast; then the coefficient of variation over the windows of",
+        "the issue itself and of the issue over each loop sampled at the window's start (issue / hot loop",
+        "/ plain Python: how much of the issue's spread each loop takes out). A set whose slow stretches",
+        "were all shorter than a window has no row (`host-epochs1`).",
         "",
         *table(
             [
                 "set",
                 "step",
-                "issue / GPU",
+                "issue / GPU, after, steps > 0.3 ms",
                 "slow windows",
                 "GPU slow / fast",
                 "issue",
                 "plain Python",
                 "hot loop",
-                "CV hot / py",
+                "CV issue / hot / py",
             ],
             rows,
-        ),  # fmt: skip
+        ),
         "",
         f"SM and memory clocks read {', '.join(clocks)} MHz throughout, throttle reasons {', '.join(throttle)},",
         f"and the vCPUs lost {steal} of {ticks:,} ticks to steal: the slow stretches are the host CPU's, and",
         "real steps slow about as much as plain Python, more than the hot loop the model counts in; a single",
-        "short sample of either loop predicts a window's issue no better than the other.",
+        "short sample of either loop takes out a quarter to a half of the spread of a window's issue,",
+        "neither more than the other.",
     ]
 
 
@@ -740,8 +744,8 @@ def totals_section() -> list[str]:
         "hold-out or not, by the figures it was evaluated with (`registry`: the card's file;",
         "`calibrated`: the probe's calibration; `hostrate`: the host's figures timed in the same call",
         "by `validation/bench/host_rate.py`; `hostcase`: each step against its host's speed timed",
-        "around it, `--host-per-case`) and kind of step. A prefill is host-paced when the host's issue",
-        "is its largest term.",
+        "around it, `--host-per-case`) and kind of step. A prefill is host-paced when the model reads it",
+        "so (its limiter is the host: the host's wait over a tenth of the step).",
     ]
     for kind in mod.KINDS:
         rows = []
