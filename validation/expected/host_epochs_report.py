@@ -22,6 +22,7 @@ Writes validation/expected/h200/host-epochs1.json to -5.json.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import statistics
@@ -111,14 +112,8 @@ def report(set_name: str) -> dict[str, Any]:
         out["gpu_after_issue_median_s_slow_and_fast"] = [
             round(statistics.median(x["gpu_s"] - x["issue_s"] for w in ws for x in w[2]), 6) for ws in (slow, fast)
         ]
-    runs, cur = [], 0
-    for x in steps:
-        if x["gpu_s"] > split:
-            cur += 1
-        elif cur:
-            runs, cur = [*runs, cur], 0
-    if cur:
-        runs.append(cur)
+    # the lengths of the stretches of consecutive slow steps
+    runs = [len(list(g)) for slow_step, g in itertools.groupby(x["gpu_s"] > split for x in steps) if slow_step]
     out["slow_steps"] = sum(runs)
     out["slow_stretches"] = len(runs)
     out["longest_slow_stretch_steps"] = max(runs, default=0)
