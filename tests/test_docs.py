@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 from roofcalc.cli import cli
 
+from .conftest import VerifiedFor, example_files
 from .test_readme import _matches
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,17 +108,25 @@ def test_there_are_examples() -> None:
 
 
 @pytest.mark.parametrize(("page", "cmd"), _commands(), ids=[f"{p}: {c}" for p, c in _commands()])
-def test_example_runs(page: str, cmd: str) -> None:
-    res = _run(cmd)
-    assert res.exit_code == 0, f"{page}: {cmd}\n{res.output}"
+def test_example_runs(page: str, cmd: str, verified: VerifiedFor) -> None:
+    """Each example runs (once per the inputs it has: tests/conftest.py Verified)."""
+
+    def check() -> None:
+        res = _run(cmd)
+        assert res.exit_code == 0, f"{page}: {cmd}\n{res.output}"
+
+    verified.once(f"docs-example:{cmd}", [DOCS / page, *example_files(cmd)], check)
 
 
 @pytest.mark.parametrize(("page", "cmd", "shown"), _console_examples(), ids=[c for _, c, _ in _console_examples()])
-def test_shown_output_matches(page: str, cmd: str, shown: str) -> None:
-    res = _run(cmd)
-    got = [ln.rstrip() for ln in res.output.rstrip("\n").splitlines()]
-    want = [ln.rstrip() for ln in shown.rstrip("\n").splitlines()]
-    assert _matches(got, want), f"{page}: {cmd}\n" + "\n".join(got)
+def test_shown_output_matches(page: str, cmd: str, shown: str, verified: VerifiedFor) -> None:
+    def check() -> None:
+        res = _run(cmd)
+        got = [ln.rstrip() for ln in res.output.rstrip("\n").splitlines()]
+        want = [ln.rstrip() for ln in shown.rstrip("\n").splitlines()]
+        assert _matches(got, want), f"{page}: {cmd}\n" + "\n".join(got)
+
+    verified.once(f"docs-shown:{cmd}", [DOCS / page, *example_files(cmd)], check)
 
 
 def _slug(heading: str) -> str:

@@ -15,7 +15,7 @@ from roofcalc import registry
 from roofcalc.cli import cli
 from roofcalc.errors import InputError, ParamError
 
-from .conftest import run, run_json
+from .conftest import VerifiedFor, example_files, run, run_json
 
 AXPY = """\
 name: axpy
@@ -85,7 +85,9 @@ def test_there_are_help_examples() -> None:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_every_help_example_runs(example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_help_example_runs(
+    example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verified: VerifiedFor
+) -> None:
     args = shlex.split(example)[1:]
     if args[0] == "probe" and "--report" not in args:
         pytest.skip("measures a GPU")
@@ -102,8 +104,13 @@ def test_every_help_example_runs(example: str, tmp_path: Path, monkeypatch: pyte
     if args[:1] == ["hw"] and "--hw-file" in args:
         (tmp_path / "my-gpu.yaml").write_text((root / "hardware" / "h100.yaml").read_text())
     monkeypatch.chdir(tmp_path)
-    res = run(*args)
-    assert res.exit_code == 0, (example, res.output[-800:])
+
+    def check() -> None:
+        res = run(*args)
+        assert res.exit_code == 0, (example, res.output[-800:])
+
+    # the help texts are the code's: once per the code and the files the example names
+    verified.once(f"help-example:{example}", example_files(" ".join(map(shlex.quote, ["roofcalc", *args]))), check)
 
 
 def test_crossover_starts_at_the_parameter_minimum(tmp_path: Path) -> None:

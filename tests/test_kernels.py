@@ -36,6 +36,7 @@ from roofcalc.kernelfiles.ncu import _bytes, unit_scale
 from roofcalc.kernels_command import kernels
 from roofcalc.occupancy_solver import blocks_per_sm
 
+from .conftest import nvcc_cached
 from .test_occupancy_header import _oracle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -266,21 +267,19 @@ def test_triton_cache(h200: Hardware) -> None:
 
 
 @pytest.fixture(scope="module")
-def light(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def light(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> tuple[Path, Path]:
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
     if nvcc is None:
         pytest.skip("nvcc not found: the kernels cannot be compiled here")
     d = tmp_path_factory.mktemp("nvcc")
     cubin, log = d / "kernels.sm_90.cubin", d / "ptxas.log"
     # -DKERNELS_LIGHT and ptxas -O1: a faster compile with the same caps, spills and shared memory
-    out = subprocess.run(
-        [nvcc, "-cubin", "-arch=sm_90", "-DKERNELS_LIGHT", "-Xptxas", "-v,-O1", "-o", str(cubin), str(SOURCE)],
-        capture_output=True,
-        text=True,
+    rc, text = nvcc_cached(
+        pytestconfig, nvcc, ["-cubin", "-arch=sm_90", "-DKERNELS_LIGHT", "-Xptxas", "-v,-O1"], SOURCE, cubin
     )
-    if out.returncode != 0:
-        pytest.skip(f"nvcc could not build sm_90 code: {out.stderr.strip()[-200:]}")
-    log.write_text(out.stdout + out.stderr)
+    if rc != 0:
+        pytest.skip(f"nvcc could not build sm_90 code: {text.strip()[-200:]}")
+    log.write_text(text)
     return cubin, log
 
 
@@ -346,30 +345,18 @@ extern "C" __global__ void k_plain(float* a) { a[threadIdx.x] += 1.f; }
 """
 
 
-def test_fatbin_of_four_architectures(light: tuple[Path, Path], tmp_path: Path) -> None:
+def test_fatbin_of_four_architectures(light: tuple[Path, Path], tmp_path: Path, pytestconfig: pytest.Config) -> None:
     # one nvcc call: an sm_80 + sm_90 + sm_100 + sm_120 fatbin and its ptxas log
     src = tmp_path / "tiny.cu"
     src.write_text(TINY)
     fat = tmp_path / "tiny.fatbin"
     gencode = [a for sm in (80, 90, 100, 120) for a in ("-gencode", f"arch=compute_{sm},code=sm_{sm}")]
-    out = subprocess.run(
-        [
-            shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc",
-            "-fatbin",
-            *gencode,
-            "-Xptxas",
-            "-v",
-            "-o",
-            str(fat),
-            str(src),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        pytest.skip(f"nvcc cannot build all of sm_80, 90, 100, 120: {out.stderr.strip()[-200:]}")
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    rc, text = nvcc_cached(pytestconfig, nvcc, ["-fatbin", *gencode, "-Xptxas", "-v"], src, fat)
+    if rc != 0:
+        pytest.skip(f"nvcc cannot build all of sm_80, 90, 100, 120: {text.strip()[-200:]}")
     log = tmp_path / "tiny.log"
-    log.write_text(out.stdout + out.stderr)
+    log.write_text(text)
     cubins = {(k.arch, k.name): k for k in load_kernel_file(fat).kernels}
     ptxas = {(k.arch, k.name): k for k in load_kernel_file(log).kernels}
     assert set(cubins) == set(ptxas) and {a for a, _ in cubins} == {80, 90, 100, 120}  # e_flags, both ABI layouts

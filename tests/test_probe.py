@@ -31,6 +31,8 @@ from roofcalc.probe.report import quantile
 from roofcalc.probe.runner import ProbeReport, build_report, calibrated_hardware, report_from_file
 from roofcalc.specfile import validate
 
+from .conftest import VerifiedFor
+
 VALIDATION = Path(__file__).resolve().parent.parent / "validation"
 DEVICES = sorted(p.name for p in VALIDATION.iterdir() if (p / "probe.json").is_file())
 
@@ -852,11 +854,12 @@ def test_calibrated_op_from_the_cli() -> None:
 
 
 @pytest.mark.slow
-def test_cuda_sources_compile(tmp_path: Path) -> None:
+def test_cuda_sources_compile(tmp_path: Path, verified: VerifiedFor) -> None:
     """probe.cu for sm_90 and wgmma.cu for sm_90a (bf16: HGMMA): nvcc's front end without
     optimisation, then ptxas, which checks the inline PTX (wgmma, mma.sync, fences) for the
     target. The optimised builds take minutes on a 2-core machine; the runner's own build and
-    its cache are checked with a tiny source below."""
+    its cache are checked with a tiny source below. A pure function of the sources and the
+    compiler: checked once per their bytes and nvcc's version (tests/conftest.py Verified)."""
     try:
         nvcc = runner.find_nvcc()
     except DomainError as e:
@@ -867,17 +870,23 @@ def test_cuda_sources_compile(tmp_path: Path) -> None:
     src = Path(runner.__file__).with_name("probe.cu")
     jobs: list[tuple[Path, str, str, str]] = [(src, "sm_90", "compute_90", "")]
     jobs += [(src.with_name("wgmma.cu"), "sm_90a", "compute_90a", f"-DWGMMA_DT={runner.WGMMA_DTYPES.index('bf16')}")]
-    procs = []
-    for i, (cu, sm, compute, define) in enumerate(jobs):
-        ptx = tmp_path / f"{i}.ptx"
-        cmd = (
-            f"{nvcc} -ptx -std=c++17 -Xcicc -O0 -gencode=arch={compute},code={compute} {define} -o {ptx} {cu}"
-            f" && {ptxas} -O0 -arch={sm} -o {tmp_path / f'{i}.cubin'} {ptx}"
-        )
-        procs.append(subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    for p in procs:
-        out, _ = p.communicate(timeout=120)
-        assert p.returncode == 0, out[-2000:]
+
+    def check() -> None:
+        procs = []
+        for i, (cu, sm, compute, define) in enumerate(jobs):
+            ptx = tmp_path / f"{i}.ptx"
+            cmd = (
+                f"{nvcc} -ptx -std=c++17 -Xcicc -O0 -gencode=arch={compute},code={compute} {define} -o {ptx} {cu}"
+                f" && {ptxas} -O0 -arch={sm} -o {tmp_path / f'{i}.cubin'} {ptx}"
+            )
+            procs.append(subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        for p in procs:
+            out, _ = p.communicate(timeout=120)
+            assert p.returncode == 0, out[-2000:]
+
+    versions = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    versions += subprocess.run([str(ptxas), "--version"], capture_output=True, text=True).stdout
+    verified.once(f"cuda-sources:{nvcc}:{versions}", sorted(src.parent.glob("*.cu*")), check)
 
 
 def test_runner_build_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

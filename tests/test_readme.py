@@ -13,7 +13,10 @@ from click.testing import CliRunner
 
 from roofcalc.cli import cli
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+from .conftest import VerifiedFor, example_files
+
+README_PATH = Path(__file__).resolve().parent.parent / "README.md"
+README = README_PATH.read_text()
 BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
 
 
@@ -82,13 +85,18 @@ def test_the_elision_matcher() -> None:
 
 
 @pytest.mark.parametrize(("cmd", "expected"), _console_examples(), ids=[c for c, _ in _console_examples()])
-def test_shown_output_matches(cmd: str, expected: str) -> None:
-    res = _run(cmd)
-    assert res.exit_code == 0  # type: ignore[attr-defined]
-    got = [ln.rstrip() for ln in res.output.rstrip("\n").splitlines()]  # type: ignore[attr-defined]
+def test_shown_output_matches(cmd: str, expected: str, verified: VerifiedFor) -> None:
+    """Once per the inputs it has (tests/conftest.py Verified), as every example check here."""
     shown = [ln.rstrip() for ln in expected.rstrip("\n").splitlines()]
     assert shown.count("...") < len(shown) / 2, "show more than you leave out"
-    assert _matches(got, shown), "\n".join(got)
+
+    def check() -> None:
+        res = _run(cmd)
+        assert res.exit_code == 0  # type: ignore[attr-defined]
+        got = [ln.rstrip() for ln in res.output.rstrip("\n").splitlines()]  # type: ignore[attr-defined]
+        assert _matches(got, shown), "\n".join(got)
+
+    verified.once(f"readme-shown:{cmd}", [README_PATH, *example_files(cmd)], check)
 
 
 def test_the_readme_is_short_and_links_resolve() -> None:
@@ -104,7 +112,7 @@ _DIGITS = re.compile(r"\d")
 
 @pytest.mark.parametrize("cmd", [c for c, _ in _console_examples()] + _plain_examples()[:12])
 @pytest.mark.parametrize("columns", ["80", "120"])
-def test_no_number_is_cut_at_narrow_widths(cmd: str, columns: str) -> None:
+def test_no_number_is_cut_at_narrow_widths(cmd: str, columns: str, verified: VerifiedFor) -> None:
     """At 80 and 120 columns every number printed is whole: each number-like word of the narrow
     output is a word of the 200-column output (a number cut at a wrap, '1,099,51' + '1,627,776',
     is not), and nothing is elided with '…'. A table may drop a whole column when narrow."""
@@ -120,17 +128,23 @@ def test_no_number_is_cut_at_narrow_widths(cmd: str, columns: str) -> None:
     def words(text: str) -> set[str]:
         return {w.strip("│┃()[],;:") for w in text.split()}
 
-    wide, narrow = run("200"), run(columns)
-    wide_words = words(wide)
-    cut = [w for w in words(narrow) if _DIGITS.search(w) and w not in wide_words]
-    assert not cut, (cut[:5], columns)
-    assert "…" not in narrow, narrow
-    # and the numbers do not vanish: most of the wide output's numbers are still there
-    numbers = [w for w in wide_words if _DIGITS.search(w)]
-    assert sum(w in words(narrow) for w in numbers) >= 0.5 * len(numbers), columns
+    def check() -> None:
+        wide, narrow = run("200"), run(columns)
+        wide_words = words(wide)
+        cut = [w for w in words(narrow) if _DIGITS.search(w) and w not in wide_words]
+        assert not cut, (cut[:5], columns)
+        assert "…" not in narrow, narrow
+        # and the numbers do not vanish: most of the wide output's numbers are still there
+        numbers = [w for w in wide_words if _DIGITS.search(w)]
+        assert sum(w in words(narrow) for w in numbers) >= 0.5 * len(numbers), columns
+
+    verified.once(f"readme-narrow:{columns}:{cmd}", [README_PATH, *example_files(cmd)], check)
 
 
 @pytest.mark.parametrize("cmd", _plain_examples())
-def test_example_runs(cmd: str) -> None:
-    res = _run(cmd)
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+def test_example_runs(cmd: str, verified: VerifiedFor) -> None:
+    def check() -> None:
+        res = _run(cmd)
+        assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+
+    verified.once(f"readme-example:{cmd}", [README_PATH, *example_files(cmd)], check)
