@@ -52,8 +52,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Once the tests have run: one full pass (garbage left by the tests is collected here, and
     what its finalizers raise is still reported by pytest), then the survivors frozen, so that
-    pytest's five passes at the end walk only what is left after this hook."""
+    pytest's five passes at the end walk only what is left after this hook. The run that ends
+    (pytest-xdist's controller, or a run without workers) marks pytest's cache as holding records
+    of the checks it saw (Verified)."""
+    cache = getattr(session.config, "cache", None)
+    if cache is not None and not hasattr(session.config, "workerinput"):
+        cache.set(PRIMED, True)
     _freeze_long_lived()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A test that passed with a check deferred (Verified) is reported as skipped, with the reason."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call" and rep.passed and any(k == DEFERRED for k, _ in item.user_properties):
+        rep.outcome = "skipped"
+        rep.longrepr = (str(Path(__file__).resolve()), VerifiedFor.once.__code__.co_firstlineno, DEFERRED_WHY)
 
 
 @pytest.fixture(autouse=True)
@@ -104,12 +119,29 @@ def run_json(*args: str) -> Any:
 # pydantic) changes the digest and the check runs again. With CI set, or ROOFCALC_TEST_RECOMPUTE=1,
 # every check runs.
 #
-# Without CI and without such a record, a run recomputes one check in SHARE (those whose key, which
-# holds the code's digest, falls in that share; another share after each change to the code) and
-# defers the others: recomputing all of them is more than half of a first run on a two-core
-# machine. The deferred checks are counted at the end of the run; CI recomputes every one.
+# Without CI and without such a record, a check runs where this run is its first sight of its own
+# files or they changed since it last saw them (a report or a page edited), and otherwise in one run
+# in SHARE: those whose key, which holds the code's digest, falls in that share (another share after
+# each change to the code). The others are deferred and reported as skipped, with the reason;
+# recomputing all of them is more than half of a first run on a two-core machine. CI recomputes
+# every one.
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# what else shapes what a check's commands print: roofcalc's settings (its cache folder apart: a
+# place, keyed by content) and rich's terminal ones
+_ENV_READ = (
+    "ROOFCALC_HW",
+    "ROOFCALC_DEBUG",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "TERM",
+    "COLORTERM",
+)
 
 
 def _hash_files(paths: list[Path]) -> str:
@@ -125,9 +157,10 @@ def _hash_files(paths: list[Path]) -> str:
 
 
 def _code_digest() -> str:
-    """The digest of everything a report's recomputation can read besides its own files: the
-    package's code and data as Python imports them, and the built-in files (hardware, ops,
-    models, implementations) as the registry finds them (an installed copy, or this checkout)."""
+    """The digest of everything a check can read besides its own files: the package's code and
+    data as Python imports them, the built-in files (hardware, ops, models, implementations) as
+    the registry finds them (an installed copy) and as this checkout has them (what an example
+    names by path), the Python and library versions, and the environment that shapes output."""
     import importlib.metadata
 
     import roofcalc
@@ -141,17 +174,24 @@ def _code_digest() -> str:
     ]
     for kind in sorted(FOLDERS):
         files += [Path(str(f)) for f in builtin_files(kind).values()]  # type: ignore[arg-type]
+        files += sorted((ROOT / FOLDERS[kind]).glob("*.yaml"))
     versions = [sys.version]
-    for dist in ("pydantic", "pydantic-core", "PyYAML", "click", "rich"):
+    for dist in ("pydantic", "pydantic-core", "PyYAML", "click", "rich", "matplotlib", "numpy"):
         try:
             versions.append(f"{dist}={importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{dist}=-")
-    return _hash_files(files) + "|" + "|".join(versions)
+    env = sorted((k, v) for k, v in os.environ.items() if k in _ENV_READ)
+    return _hash_files(files) + "|" + "|".join(versions) + "|" + repr(env)
 
 
 SHARE = 4
+PRIMED = "roofcalc/verified-primed"
 DEFERRED = "roofcalc_deferred_check"  # a test's user property: a check this run deferred
+DEFERRED_WHY = (
+    "deferred: a check of committed files against the code, recomputed where its files changed and else "
+    f"in one run in {SHARE} (tests/conftest.py Verified); CI=true or ROOFCALC_TEST_RECOMPUTE=1 recomputes all"
+)
 
 
 class Verified:
@@ -168,11 +208,17 @@ class Verified:
         if off:
             self.cache = None
         self.code = hashlib.sha256(_code_digest().encode()).hexdigest()[:24] if self.cache is not None else ""
+        # whether an earlier run kept records here (set at the end of a run: pytest_sessionfinish)
+        self.primed = self.cache is not None and self.cache.get(PRIMED, False) is True
 
-    def key(self, name: str, files: list[Path]) -> str:
+    @staticmethod
+    def files_digest(name: str, files: list[Path]) -> str:
         import hashlib
 
-        return f"roofcalc/verified/{self.code}/{hashlib.sha256((name + _hash_files(files)).encode()).hexdigest()[:32]}"
+        return hashlib.sha256((name + _hash_files(files)).encode()).hexdigest()[:32]
+
+    def key(self, name: str, files: list[Path]) -> str:
+        return f"roofcalc/verified/{self.code}/{self.files_digest(name, files)}"
 
     def seen(self, key: str) -> bool:
         return self.cache is not None and self.cache.get(key, None) is True
@@ -183,6 +229,20 @@ class Verified:
 
         return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % self.share == 0
 
+    def files_changed(self, who: str, digest: str) -> bool:
+        """Whether the check ``who`` (a test and a check's name) must run for its files: they
+        changed since an earlier run saw them, or it is new where earlier runs kept records (in
+        a fresh checkout no check has been seen, and the share decides). What it sees now is kept."""
+        import hashlib
+
+        if self.cache is None:
+            return True
+        slot = f"roofcalc/verified-files/{hashlib.sha256(who.encode()).hexdigest()[:32]}"
+        last = self.cache.get(slot, None)
+        if last != digest:
+            self.cache.set(slot, digest)
+        return (last is None and self.primed) or (last is not None and last != digest)
+
     def record(self, key: str) -> None:
         if self.cache is not None:
             self.cache.set(key, True)
@@ -190,18 +250,21 @@ class Verified:
 
 class VerifiedFor:
     """Verified for one test: its own module and this file are inputs of its checks too (an
-    assertion added to a check runs it again)."""
+    assertion added to a check runs it again), with the modules it names (``uses``)."""
 
     def __init__(self, session: Verified, test_file: Path, node: pytest.Item | None = None) -> None:
         self.session, self.own, self.node = session, [test_file, Path(__file__).resolve()], node
 
     def once(self, name: str, files: list[Path], check: Callable[[], None]) -> None:
-        """check(), unless it passed before with these inputs, or this run defers it (see
-        above); recorded when it passes."""
-        key = self.session.key(name, [*self.own, *files])
+        """check(), unless it passed before with these inputs, or this run defers it (see above:
+        the test is then reported as skipped, once the rest of it has run); recorded when it passes."""
+        inputs = [*self.own, *files]
+        key = self.session.key(name, inputs)
         if self.session.seen(key):
             return
-        if not self.session.in_share(key):
+        who = f"{self.node.nodeid if self.node is not None else ''}\0{name}"
+        changed = self.session.files_changed(who, self.session.files_digest(name, inputs))
+        if not (changed or self.session.in_share(key)):
             if self.node is not None:
                 self.node.user_properties.append((DEFERRED, name))
             return
@@ -210,44 +273,57 @@ class VerifiedFor:
 
 
 def example_files(cmd: str) -> list[Path]:
-    """The files a documented ``roofcalc ...`` example names (relative to the repository, a comma
-    list split, a folder by every file in it): with the code's digest and the page, the inputs of
-    the check that the example runs and prints what its page shows."""
+    """The files a documented ``roofcalc ...`` example names (relative to the repository; a comma
+    list split, an op file's ``PATH:params`` cut at the colon, a folder by every file in it): with
+    the code's digest and the page, the inputs of the check that the example runs and prints what
+    its page shows."""
     import shlex
 
     out: list[Path] = []
     for word in shlex.split(cmd.split(" | ")[0].split(" > ")[0])[1:]:
         for part in word.split(","):
-            p = ROOT / part
-            if part and p.is_file():
-                out.append(p)
-            elif part and p.is_dir():
-                out += sorted(f for f in p.rglob("*") if f.is_file())
+            for name in dict.fromkeys((part, part.split(":", 1)[0])):
+                p = ROOT / name
+                if name and p.is_file():
+                    out.append(p)
+                elif name and p.is_dir():
+                    out += sorted(f for f in p.rglob("*") if f.is_file())
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _compiler_version(compiler: str) -> str:
+@functools.lru_cache(maxsize=8)
+def _tool_version(tool: str) -> str:
     import subprocess
 
-    out = subprocess.run([compiler, "--version"], capture_output=True, text=True)
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True)
+    except OSError:
+        return "-"
     return out.stdout + out.stderr
 
 
 def nvcc_cached(config: pytest.Config, nvcc: str, flags: list[str], source: Path, out: Path) -> tuple[int, str]:
     """``nvcc FLAGS -o OUT SOURCE``: its exit status and its output (ptxas's -v lines). A build that
-    succeeded is kept in pytest's cache under the digest of the compiler's version, the flags and
-    the source's bytes, and copied from there by a later run (a build cache: what the tests read
-    is the compiler's output all the same). Without pytest's cache, or with CI set, it always builds."""
+    succeeded is kept in pytest's cache under the digest of nvcc's and the host compiler's
+    versions, nvcc's environment (NVCC_*), the flags and the source's bytes (it includes no file of
+    its own), and copied from there by a later run: a build cache, what the tests read is the
+    compiler's output all the same. Without pytest's cache, with CI set or with
+    ROOFCALC_TEST_RECOMPUTE=1, it always builds."""
     import hashlib
     import shutil
     import subprocess
+    import tempfile
 
+    yes = ("1", "true", "yes")
     cache = getattr(config, "cache", None)
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    if os.environ.get("CI", "").lower() in yes or os.environ.get("ROOFCALC_TEST_RECOMPUTE", "").lower() in yes:
         cache = None
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NVCC_"))
+    host = os.environ.get("NVCC_CCBIN") or shutil.which("g++") or "g++"
     key = hashlib.sha256(
-        "\0".join([_compiler_version(nvcc), *flags, source.suffix]).encode() + b"\0" + source.read_bytes()
+        "\0".join([_tool_version(nvcc), _tool_version(host), repr(env), *flags, source.suffix]).encode()
+        + b"\0"
+        + source.read_bytes()
     ).hexdigest()[:32]
     kept = cache.mkdir("roofcalc-nvcc") / key if cache is not None else None
     if kept is not None and (kept / "done").is_file():
@@ -255,11 +331,17 @@ def nvcc_cached(config: pytest.Config, nvcc: str, flags: list[str], source: Path
         return 0, (kept / "log").read_text()
     res = subprocess.run([nvcc, *flags, "-o", str(out), str(source)], capture_output=True, text=True)
     log = res.stdout + res.stderr
-    if kept is not None and res.returncode == 0:
-        kept.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out, kept / "out")
-        (kept / "log").write_text(log)
-        (kept / "done").write_text("")
+    if kept is not None and res.returncode == 0 and not kept.exists():
+        # written whole in a folder of its own, then renamed into place: another worker building
+        # the same entry, or a run stopped midway, never leaves a part of one
+        tmp = Path(tempfile.mkdtemp(dir=kept.parent, prefix=".building-"))
+        shutil.copyfile(out, tmp / "out")
+        (tmp / "log").write_text(log)
+        (tmp / "done").write_text("")
+        try:
+            tmp.rename(kept)
+        except OSError:  # another worker's came first
+            shutil.rmtree(tmp, ignore_errors=True)
     return res.returncode, log
 
 
@@ -301,23 +383,6 @@ def _verified_session(request: pytest.FixtureRequest) -> Verified:
 @pytest.fixture
 def verified(request: pytest.FixtureRequest, _verified_session: Verified) -> VerifiedFor:
     return VerifiedFor(_verified_session, Path(str(request.node.path)).resolve(), request.node)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """How many checks of committed files this run deferred (see Verified), and how to run them."""
-    deferred = sum(
-        1
-        for rep in terminalreporter.stats.get("passed", [])
-        if rep.when == "call"
-        for key, _ in getattr(rep, "user_properties", ())
-        if key == DEFERRED
-    )
-    if deferred:
-        terminalreporter.write_line(
-            f"roofcalc: {deferred} check{'s' if deferred != 1 else ''} of committed files deferred (a run "
-            f"recomputes one in {SHARE} of those it holds no passing record of); CI=true or "
-            "ROOFCALC_TEST_RECOMPUTE=1 recomputes all"
-        )
 
 
 @functools.lru_cache(maxsize=2)

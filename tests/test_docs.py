@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 ENV = {"COLUMNS": "100", "NO_COLOR": "1", "ROOFCALC_HW": None}
+README_TESTS = ROOT / "tests" / "test_readme.py"  # _matches, the elision rule these checks use
 
 
 def _blocks(page: Path) -> list[tuple[str, str]]:
@@ -115,7 +116,7 @@ def test_example_runs(page: str, cmd: str, verified: VerifiedFor) -> None:
         res = _run(cmd)
         assert res.exit_code == 0, f"{page}: {cmd}\n{res.output}"
 
-    verified.once(f"docs-example:{cmd}", [DOCS / page, *example_files(cmd)], check)
+    verified.once(f"docs-example:{cmd}", [DOCS / page, README_TESTS, *example_files(cmd)], check)
 
 
 @pytest.mark.parametrize(("page", "cmd", "shown"), _console_examples(), ids=[c for _, c, _ in _console_examples()])
@@ -126,7 +127,7 @@ def test_shown_output_matches(page: str, cmd: str, shown: str, verified: Verifie
         want = [ln.rstrip() for ln in shown.rstrip("\n").splitlines()]
         assert _matches(got, want), f"{page}: {cmd}\n" + "\n".join(got)
 
-    verified.once(f"docs-shown:{cmd}", [DOCS / page, *example_files(cmd)], check)
+    verified.once(f"docs-shown:{cmd}", [DOCS / page, README_TESTS, *example_files(cmd)], check)
 
 
 def _slug(heading: str) -> str:

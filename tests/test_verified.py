@@ -50,10 +50,12 @@ def test_ci_recomputes_every_check(name: str, value: str, monkeypatch: pytest.Mo
 
 
 def test_a_run_recomputes_a_share_of_the_checks_and_ci_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without CI, a check with no record runs where its key falls in the run's share (one in
-    SHARE) and is deferred otherwise; the share follows the key, code digest included, so other
-    code draws another share. With CI, or without pytest's cache, every check runs."""
-    from .conftest import SHARE, VerifiedFor
+    """Without CI, in a fresh cache a check with no record runs where its key falls in the run's
+    share (one in SHARE) and is deferred otherwise; the share follows the key, code digest
+    included, so other code draws another share. Once a run has kept records, a check whose files
+    changed, or a new one, runs whatever the share. With CI, or without pytest's cache, every check
+    runs."""
+    from .conftest import PRIMED, SHARE, VerifiedFor
 
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("ROOFCALC_TEST_RECOMPUTE", raising=False)
@@ -63,33 +65,33 @@ def test_a_run_recomputes_a_share_of_the_checks_and_ci_all(tmp_path: Path, monke
         f.write_text(str(i))
         files.append(f)
     (tmp_path / "test_x.py").write_text("")
-    v = Verified(_Config())  # type: ignore[arg-type]
-    ran: list[int] = []
-    checks = VerifiedFor(v, tmp_path / "test_x.py")
-    for i, f in enumerate(files):
-        checks.once("check", [f], lambda i=i: ran.append(i))  # type: ignore[misc]
+    config = _Config()
+
+    def run(v: Verified, checks: list[Path]) -> list[int]:
+        ran: list[int] = []
+        for i, f in enumerate(checks):
+            VerifiedFor(v, tmp_path / "test_x.py").once(f"check{i}", [f], lambda i=i: ran.append(i))  # type: ignore[misc]
+        return ran
+
+    v = Verified(config)  # type: ignore[arg-type]
+    first = run(v, files)
     # 400 draws of one in 4: 100 expected, and 60-140 holds with a margin of about 8 sigma
-    assert 60 <= len(ran) <= 140 and SHARE == 4
-    again: list[int] = []
-    for i, f in enumerate(files):
-        checks.once("check", [f], lambda i=i: again.append(i))  # type: ignore[misc]
-    assert again == []  # those that ran are recorded; the others stay deferred with this code
+    assert 60 <= len(first) <= 140 and SHARE == 4
+    assert run(v, files) == []  # those that ran are recorded; the others stay deferred with this code
+    config.cache.set(PRIMED, True)  # the end of that run (pytest_sessionfinish)
+    v = Verified(config)  # type: ignore[arg-type]
+    assert run(v, files) == []  # nothing changed: nothing runs
+    deferred = next(i for i in range(400) if i not in first)
+    files[deferred].write_text("edited")
+    new = tmp_path / "report-new.json"
+    new.write_text("new")
+    assert run(v, [*files, new]) == [deferred, 400]  # the edited one and the new one, share or not
     v.code = "another-code-digest"
-    other: list[int] = []
-    for i, f in enumerate(files):
-        checks.once("check", [f], lambda i=i: other.append(i))  # type: ignore[misc]
-    assert set(other) != set(ran) and 60 <= len(other) <= 140
+    other = run(v, files)
+    assert set(other) != set(first) and 60 <= len(other) <= 140
     monkeypatch.setenv("CI", "true")
-    every: list[int] = []
-    ci = VerifiedFor(Verified(_Config()), tmp_path / "test_x.py")  # type: ignore[arg-type]
-    for i, f in enumerate(files):
-        ci.once("check", [f], lambda i=i: every.append(i))  # type: ignore[misc]
-    assert every == list(range(400))
+    assert run(Verified(_Config()), files) == list(range(400))  # type: ignore[arg-type]
     monkeypatch.delenv("CI")
     no_cache = _Config()
     no_cache.cache = None  # type: ignore[assignment]
-    plain: list[int] = []
-    bare = VerifiedFor(Verified(no_cache), tmp_path / "test_x.py")  # type: ignore[arg-type]
-    for i, f in enumerate(files):
-        bare.once("check", [f], lambda i=i: plain.append(i))  # type: ignore[misc]
-    assert plain == list(range(400))
+    assert run(Verified(no_cache), files) == list(range(400))  # type: ignore[arg-type]
