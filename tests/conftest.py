@@ -52,11 +52,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Once the tests have run: one full pass (garbage left by the tests is collected here, and
     what its finalizers raise is still reported by pytest), then the survivors frozen, so that
-    pytest's five passes at the end walk only what is left after this hook. The run that ends
-    (pytest-xdist's controller, or a run without workers) marks pytest's cache as holding records
-    of the checks it saw (Verified)."""
-    cache = getattr(session.config, "cache", None)
-    if cache is not None and not hasattr(session.config, "workerinput"):
+    pytest's five passes at the end walk only what is left after this hook. A whole run that ends
+    (pytest-xdist's controller, or a run without workers; every test file, no selection, to the
+    end) marks pytest's cache as holding records of every check (Verified)."""
+    config = session.config
+    cache = getattr(config, "cache", None)
+    whole = (
+        config.args_source == pytest.Config.ArgsSource.TESTPATHS  # every test file, as `pytest` alone runs
+        and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)  # ran to the end
+        and not any(getattr(config.option, o, None) for o in ("collectonly", "keyword", "markexpr", "lf", "deselect"))
+    )
+    if cache is not None and whole and not hasattr(config, "workerinput"):
         cache.set(PRIMED, True)
     _freeze_long_lived()
 
@@ -229,19 +235,26 @@ class Verified:
 
         return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % self.share == 0
 
-    def files_changed(self, who: str, digest: str) -> bool:
-        """Whether the check ``who`` (a test and a check's name) must run for its files: they
-        changed since an earlier run saw them, or it is new where earlier runs kept records (in
-        a fresh checkout no check has been seen, and the share decides). What it sees now is kept."""
+    @staticmethod
+    def _slot(who: str) -> str:
         import hashlib
 
+        return f"roofcalc/verified-files/{hashlib.sha256(who.encode()).hexdigest()[:32]}"
+
+    def files_changed(self, who: str, digest: str) -> bool:
+        """Whether the check ``who`` (a test and a check's name) must run for its files: they
+        changed since a run last saw them passed or deferred (saw), or it is new where earlier
+        runs kept records (in a fresh checkout no check has been seen, and the share decides)."""
         if self.cache is None:
             return True
-        slot = f"roofcalc/verified-files/{hashlib.sha256(who.encode()).hexdigest()[:32]}"
-        last = self.cache.get(slot, None)
-        if last != digest:
-            self.cache.set(slot, digest)
+        last = self.cache.get(self._slot(who), None)
         return (last is None and self.primed) or (last is not None and last != digest)
+
+    def saw(self, who: str, digest: str) -> None:
+        """Keep the files ``who`` passed or was deferred with (never those it failed with: a check
+        that failed runs again while its files stay as they were)."""
+        if self.cache is not None and self.cache.get(self._slot(who), None) != digest:
+            self.cache.set(self._slot(who), digest)
 
     def record(self, key: str) -> None:
         if self.cache is not None:
@@ -262,14 +275,17 @@ class VerifiedFor:
         key = self.session.key(name, inputs)
         if self.session.seen(key):
             return
-        who = f"{self.node.nodeid if self.node is not None else ''}\0{name}"
-        changed = self.session.files_changed(who, self.session.files_digest(name, inputs))
-        if not (changed or self.session.in_share(key)):
+        # a test may ask for several checks of one name: each is told apart by its files too
+        who = "\0".join([self.node.nodeid if self.node is not None else "", name, *map(str, files)])
+        digest = self.session.files_digest(name, inputs)
+        if not (self.session.files_changed(who, digest) or self.session.in_share(key)):
+            self.session.saw(who, digest)
             if self.node is not None:
                 self.node.user_properties.append((DEFERRED, name))
             return
         check()
         self.session.record(key)
+        self.session.saw(who, digest)
 
 
 def example_files(cmd: str) -> list[Path]:

@@ -86,6 +86,19 @@ def test_a_run_recomputes_a_share_of_the_checks_and_ci_all(tmp_path: Path, monke
     new = tmp_path / "report-new.json"
     new.write_text("new")
     assert run(v, [*files, new]) == [deferred, 400]  # the edited one and the new one, share or not
+    # a check forced to run that fails runs again next time, its files unchanged (not deferred)
+    other_deferred = next(i for i in range(400) if i not in first and i != deferred)
+    files[other_deferred].write_text("broken")
+    calls: list[int] = []
+
+    def failing() -> None:
+        calls.append(1)
+        raise AssertionError("the check fails")
+
+    for _ in range(2):
+        with pytest.raises(AssertionError):
+            VerifiedFor(v, tmp_path / "test_x.py").once(f"check{other_deferred}", [files[other_deferred]], failing)
+    assert calls == [1, 1]
     v.code = "another-code-digest"
     other = run(v, files)
     assert set(other) != set(first) and 60 <= len(other) <= 140
