@@ -125,12 +125,12 @@ def run_json(*args: str) -> Any:
 # pydantic) changes the digest and the check runs again. With CI set, or ROOFCALC_TEST_RECOMPUTE=1,
 # every check runs.
 #
-# Without CI and without such a record, a check runs where this run is its first sight of its own
-# files or they changed since it last saw them (a report or a page edited), and otherwise in one run
-# in SHARE: those whose key, which holds the code's digest, falls in that share (another share after
-# each change to the code). The others are deferred and reported as skipped, with the reason;
-# recomputing all of them is more than half of a first run on a two-core machine. CI recomputes
-# every one.
+# Without CI and without such a record, a check runs where it is new (once a whole run has kept
+# records) or its files changed since a run last saw it (a report or a page edited), and otherwise
+# where its key, which holds the code's digest, falls in a share of one in SHARE (another share
+# after each change to the code). The others are deferred and reported as skipped, with the
+# reason: recomputing all of them is more than half of a first run on a two-core machine. CI
+# recomputes every one.
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -195,9 +195,16 @@ SHARE = 4
 PRIMED = "roofcalc/verified-primed"
 DEFERRED = "roofcalc_deferred_check"  # a test's user property: a check this run deferred
 DEFERRED_WHY = (
-    "deferred: a check of committed files against the code, recomputed where its files changed and else "
-    f"in one run in {SHARE} (tests/conftest.py Verified); CI=true or ROOFCALC_TEST_RECOMPUTE=1 recomputes all"
+    "deferred: a check of committed files against the code, run where it is new or its files changed, "
+    f"else one in {SHARE} drawn by the code's digest (tests/conftest.py Verified); CI=true or "
+    "ROOFCALC_TEST_RECOMPUTE=1 runs all"
 )
+
+
+def recompute_all() -> bool:
+    """CI, or ROOFCALC_TEST_RECOMPUTE=1: every check runs and every build is made (no record kept)."""
+    yes = ("1", "true", "yes")
+    return os.environ.get("CI", "").lower() in yes or os.environ.get("ROOFCALC_TEST_RECOMPUTE", "").lower() in yes
 
 
 class Verified:
@@ -207,8 +214,7 @@ class Verified:
         import hashlib
 
         self.cache = getattr(config, "cache", None)
-        yes = ("1", "true", "yes")
-        off = os.environ.get("CI", "").lower() in yes or os.environ.get("ROOFCALC_TEST_RECOMPUTE", "").lower() in yes
+        off = recompute_all()
         # a run without pytest's cache (-p no:cacheprovider) records nothing, so it defers nothing
         self.share = SHARE if not off and self.cache is not None else 1
         if off:
@@ -263,7 +269,7 @@ class Verified:
 
 class VerifiedFor:
     """Verified for one test: its own module and this file are inputs of its checks too (an
-    assertion added to a check runs it again), with the modules it names (``uses``)."""
+    assertion added to a check runs it again)."""
 
     def __init__(self, session: Verified, test_file: Path, node: pytest.Item | None = None) -> None:
         self.session, self.own, self.node = session, [test_file, Path(__file__).resolve()], node
@@ -330,10 +336,7 @@ def nvcc_cached(config: pytest.Config, nvcc: str, flags: list[str], source: Path
     import subprocess
     import tempfile
 
-    yes = ("1", "true", "yes")
-    cache = getattr(config, "cache", None)
-    if os.environ.get("CI", "").lower() in yes or os.environ.get("ROOFCALC_TEST_RECOMPUTE", "").lower() in yes:
-        cache = None
+    cache = None if recompute_all() else getattr(config, "cache", None)
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NVCC_"))
     host = os.environ.get("NVCC_CCBIN") or shutil.which("g++") or "g++"
     key = hashlib.sha256(
