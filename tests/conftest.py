@@ -314,7 +314,8 @@ def example_files(cmd: str) -> list[Path]:
 
 
 @functools.lru_cache(maxsize=8)
-def _tool_version(tool: str) -> str:
+def tool_version(tool: str) -> str:
+    """What ``tool --version`` prints ("-" where it cannot run): part of a build's or a check's key."""
     import subprocess
 
     try:
@@ -340,7 +341,7 @@ def nvcc_cached(config: pytest.Config, nvcc: str, flags: list[str], source: Path
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("NVCC_"))
     host = os.environ.get("NVCC_CCBIN") or shutil.which("g++") or "g++"
     key = hashlib.sha256(
-        "\0".join([_tool_version(nvcc), _tool_version(host), repr(env), *flags, source.suffix]).encode()
+        "\0".join([tool_version(nvcc), tool_version(host), repr(env), *flags, source.suffix]).encode()
         + b"\0"
         + source.read_bytes()
     ).hexdigest()[:32]

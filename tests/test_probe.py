@@ -31,7 +31,7 @@ from roofcalc.probe.report import quantile
 from roofcalc.probe.runner import ProbeReport, build_report, calibrated_hardware, report_from_file
 from roofcalc.specfile import validate
 
-from .conftest import VerifiedFor
+from .conftest import VerifiedFor, tool_version
 
 VALIDATION = Path(__file__).resolve().parent.parent / "validation"
 DEVICES = sorted(p.name for p in VALIDATION.iterdir() if (p / "probe.json").is_file())
@@ -884,8 +884,7 @@ def test_cuda_sources_compile(tmp_path: Path, verified: VerifiedFor) -> None:
             out, _ = p.communicate(timeout=120)
             assert p.returncode == 0, out[-2000:]
 
-    versions = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-    versions += subprocess.run([str(ptxas), "--version"], capture_output=True, text=True).stdout
+    versions = tool_version(nvcc) + tool_version(str(ptxas))
     verified.once(f"cuda-sources:{nvcc}:{versions}", sorted(src.parent.glob("*.cu*")), check)
 
 
