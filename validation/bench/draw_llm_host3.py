@@ -6,9 +6,11 @@ llama-2-7b's decodes past its 4,096 tokens). Prints the two llm_bench.py command
 holdout_llm_host3.sh runs.
 
     python3 validation/bench/draw_llm_host3.py
+    python3 validation/bench/draw_llm_host3.py "roofcalc h200 host4 2026-11-28"   (host4's draw)
 """
 
 import random
+import sys
 
 # the presets that fit one H200 with their longest context (models/llm.yaml's max_context)
 PRESETS = {
@@ -44,5 +46,5 @@ def draw(seed: str) -> tuple[str, str]:
 
 
 if __name__ == "__main__":
-    for cmd in draw("roofcalc h200 host3 2026-11-28"):
+    for cmd in draw(sys.argv[1] if len(sys.argv) > 1 else "roofcalc h200 host3 2026-11-28"):
         print(cmd)
