@@ -49,8 +49,8 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 # as host-paced (its limiter "host": the host's wait over a tenth of the step, the case's `limiter`
 # in the reports) measured 0.61-1.68x of the model with the card's figures (180 steps on H100 and
 # H200 machines; the registry reports, validation/expected/*/report-llm*-registry.json), the host's
-# speed differing 1.8x between machines of one card, and 0.68-1.76x with the figures of their own
-# host measured in the same call (164 steps; the -hostrate reports): the rest is the host's speed
+# speed differing 1.8x between machines of one card, and 0.58-1.76x with the figures of their own
+# host measured in the same call (174 steps; the -hostrate reports): the rest is the host's speed
 # from one second to the next, the least stable thing measured here (one H100 machine's hot loop
 # ran 6.3-10.3 us, and a 3B prefill 12.9-28.0 ms, in five minutes: validation/expected/h100/host/
 # jitter1/; an H200's eager decode ran in stretches 1.7x slower that its hot loop understated:
@@ -62,7 +62,7 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the host's speed, which moves from one second to the next, and such steps measured "
-    "0.6x to 1.7x of this on different machines (0.7x to 1.8x with each host's own figures: "
+    "0.6x to 1.7x of this on different machines (0.6x to 1.8x with each host's own figures: "
     "roofcalc probe --save-calibration; 0.6x to 1.7x with the host's speed timed around each "
     "step); a CUDA graph (--cuda-graphs) takes the host out"
 )

@@ -1,10 +1,16 @@
 """compiled_anatomy.py's set (validation/bench/compiled_anatomy.py): what a compiled step's layers
 cost the host, in the hot loop's ops timed in the same round, beside the compiled chains' cost per
-kernel in the same units; and each full-depth step against the model with its own hot loop
-(roofcalc validate --host-per-case's rule) two ways: compiled code's figures as fixed multiples of
-the op (the model's rule, roofcalc/expected/card.py COMPILED_KERNEL_OPS) and as the chains of that
-process measured them (their median over its rounds, in ops). Writes
-validation/expected/<card>/<set>.json and prints a summary; no GPU.
+kernel in the same units and in seconds; and each full-depth step against the model three ways:
+- "fixed multiples": with the step's own hot loop, compiled code's figures the card's fixed multiples
+  of it (roofcalc validate --host-per-case's rule, roofcalc/expected/card.py COMPILED_KERNEL_OPS);
+- "chains in ops": with the step's own hot loop, compiled code's figures the chains' median cost
+  over the process's rounds in ops of the loop timed beside them, scaled to that loop;
+- "chains in seconds": the process's median hot loop and its chains' median cost in seconds for
+  every step (roofcalc validate --host-rate's rule with this process's measurements).
+The two chain columns differ by the op unit: the loop timed in this process, beside the models, read
+slower than host_rate.py's in its own process of the same call, while the chains' cost in seconds
+was close to its (the nineteenth session's review). Writes validation/expected/<card>/<set>.json and
+prints a summary; no GPU.
 
     python3 validation/expected/compiled_anatomy_report.py h200/compiled-dev1
 """
@@ -64,6 +70,20 @@ def report(set_name: str) -> dict[str, Any]:
         for phase, xs in m_layers.items():
             layer_ops[phase] += xs
         kernel_ops, entry_ops = med(ks), med(es)
+        fits = [chain_fit(row, doc["chains"]) for row in doc["rounds"]]
+        ops_s = [(row["op_before_s"] + row["op_after_s"]) / 2 for row in doc["rounds"]]
+        seconds = {
+            "torch_op_floor_s": med(ops_s),
+            "compiled_kernel_host_s": med(f[0] for f in fits),
+            "compiled_entry_host_s": med(f[1] for f in fits),
+        }
+        seconds_hw = hw.model_copy(
+            update={
+                "expected": hw.expected.model_copy(
+                    update={k: PositiveFigure(value=v, source="t", kind="measured") for k, v in seconds.items()}
+                )
+            }
+        )
         # the chains' rule: a hardware file's own compiled figures at the card's op floor, which
         # with_host_op scales to each step's hot loop (the rule --host-rate applied before)
         chain_hw = hw.model_copy(
@@ -94,8 +114,12 @@ def report(set_name: str) -> dict[str, Any]:
             ]
             data = {"kind": "llm", "device": {"name": doc["device"]}, "cases": steps}
             got = {}
-            for rule, h in (("fixed multiples", hw), ("chains", chain_hw)):
-                rep = llm_report(data, h, str(path.name), case_host=True)
+            for rule, h, own in (
+                ("fixed multiples", hw, True),
+                ("chains in ops", chain_hw, True),
+                ("chains in seconds", seconds_hw, False),
+            ):
+                rep = llm_report(data, h, str(path.name), case_host=own)
                 got[rule] = spread([r.ratio for r in rep.cases if r.ratio is not None])
             cases.append(
                 {
@@ -115,6 +139,8 @@ def report(set_name: str) -> dict[str, Any]:
                 "rounds": len(doc["rounds"]),
                 "chain_kernel_ops": spread(ks),
                 "chain_entry_ops": spread(es),
+                "chain_kernel_s": spread([f[0] for f in fits]),
+                "hot_op_s": spread(ops_s),
                 "layer_ops": {p: spread(xs) for p, xs in m_layers.items()},
                 "layer_kernels": {
                     p: (doc["layer_steps"][f"{p}/6"]["kernels"] - doc["layer_steps"][f"{p}/2"]["kernels"]) / 4
@@ -147,9 +173,10 @@ def main() -> int:
         for c in m["cases"]:
             r = c["measured_over_expected"]
             print(
-                f"  {m['model']:12s} {c['phase']:7s} {c['batch']}x{c['n']:<6d} measured/expected with the fixed "
-                f"multiples {s3(r['fixed multiples'])}, with the chains' ({m['chain_kernel_ops']['median']:.2f}x a "
-                f"kernel) {s3(r['chains'])}"
+                f"  {m['model']:12s} {c['phase']:7s} {c['batch']}x{c['n']:<6d} measured/expected: fixed multiples "
+                f"{s3(r['fixed multiples'])}; chains in ops ({m['chain_kernel_ops']['median']:.2f}x) "
+                f"{s3(r['chains in ops'])}; chains in seconds ({m['chain_kernel_s']['median'] * 1e6:.1f} us, loop "
+                f"{m['hot_op_s']['median'] * 1e6:.1f} us) {s3(r['chains in seconds'])}"
             )
     print(f"wrote {dest.relative_to(HERE.parent.parent)}")
     return 0
