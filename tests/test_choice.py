@@ -175,6 +175,59 @@ def test_nearest_stays_inside_the_map() -> None:
     assert parse_entry("100x2x64 simt 32x128 4 3.00") == parse_entry("fp32 100x2x64 simt 32x128 4 3.00")
 
 
+def test_a_checked_map_reads_one_dtype_and_answers_as_a_parsed_one() -> None:
+    """A map whose entries check_block passed (a hardware or calibration file's: card.py) reads
+    only the asked dtype's entries where they settle the answer, and the other dtypes' where the
+    map's domain does (it spans every dtype's products); its answers are those of the map parsed
+    whole. Derived by hand: the products' dimensions are 1-30,000 (fp32 2 x 100 x 1 and 40 x
+    30000 x 64), their largest smaller side 40 (bf16's own: 8-128, and 16); bf16 8 x 64 x 64 and
+    16 x 64 x 128 are of alignment class 16, 8 x 63 x 64 of class 2, 100 x 100 x 8 (the shallow
+    plane) of class 8; 8 x 64 x 64 is there twice."""
+    from roofcalc.expected.choice import check_block
+
+    entries = [
+        "bf16 8x64x64 tensorop 64x64 1 4.00",
+        "fp32 2x100x1 simt 32x128 1 3.00",
+        "bf16 8x63x64 tensorop 64x64 1 4.20",
+        "fp32 40x30000x64 simt 32x128 1 5.00",
+        "fp32 1x100x64 vec 4x64 1 2.00",
+        "bf16 100x100x8 tensorop 64x64 1 6.00",
+        "100x4x64 sn - 1 7.00",  # a first-version entry: fp32, and not in the probe's form
+        "bf16\t16x64x128 tensorop 64x64 1 4.50",  # nor this one (a tab), parsed whole
+        "bf16 8x64x64 nvjet 64x8 1 4.10",  # a shape measured twice: of two as near, the first entry
+    ]
+    texts = check_block("\n".join(entries)).splitlines()
+    e = [parse_entry(t) for t in texts]
+    # (query, answer): inside bf16's own bounds; k, then m, past them but inside the map's;
+    # past the map's; a side of 1 inside the map's least dimension (fp32's k of 1)
+    cases = [
+        (("bf16", 8, 64, 64), e[0]),
+        (("bf16", 8, 64, 40000), e[7]),  # log distances: 33.5 to 16 x 64 x 128, 41.4 to 8 x 64 x 64
+        (("bf16", 40, 64, 64), e[7]),  # 1.32 against 2.59
+        (("bf16", 8, 63, 1), e[2]),
+        (("bf16", 8, 64, 70000), None),  # above twice the largest dimension
+        (("bf16", 41, 64, 64), None),  # above the largest smaller side
+        (("bf16", 120, 64, 64), None),
+    ]
+    cmap, whole = ChoiceMap.from_entries(texts, checked=True), ChoiceMap.from_entries(texts)
+    assert cmap.nearest("bf16", 8, 64, 64) == e[0] and set(cmap._parts) == {"bf16"}  # its own dtype alone
+    for query, answer in cases:
+        assert cmap.nearest(*query) == whole.nearest(*query) == answer, query
+    assert cmap.domain == whole.domain == (1, 30000) and cmap.small_side == whole.small_side == 40
+    # without fp32's k of 1 the least dimension is 4 (fp32 100 x 4 x 64): no answer at k = 1
+    short = ChoiceMap.from_entries(texts[:1] + texts[2:], checked=True)
+    assert short.domain == (4, 30000) and short.nearest("bf16", 8, 63, 1) is None
+    # the floors: fp32's sn entry is a walk of k, left out; the shallow plane's own
+    floors = [(cmap.kernel_floor(d), cmap.shallow_floor(d)) for d in ("fp32", "bf16", "fp16")]
+    assert floors == [(e[1].kernel_s, 0.0), (e[0].kernel_s, e[5].kernel_s), (0.0, 0.0)]
+    assert floors == [(whole.kernel_floor(d), whole.shallow_floor(d)) for d in ("fp32", "bf16", "fp16")]
+    # the shallow plane: its class's deepest k (8) and largest side (100) bound it
+    for query, answer in [(("bf16", 100, 100, 4), e[5]), (("bf16", 100, 100, 16), None), (("bf16", 300, 100, 8), None)]:
+        assert cmap.nearest_shallow(*query) == whole.nearest_shallow(*query) == answer, query
+    assert cmap.nearest_vec("fp32", 1, 100, 64) == e[4]
+    assert "entries" not in cmap.__dict__  # never parsed whole
+
+
 def test_shapes_outside_the_products_and_gemvs_read_only_what_they_need() -> None:
     """A product with both sides above 64 (MAP_MAX_SMALL, the most any map's small side reaches)
     is answered without parsing the map; a GEMV parses only the entries that name the vec family,

@@ -165,7 +165,9 @@ def _choice_map(hw: Hardware) -> ChoiceMap | None:
     if found is None:
         if len(_MAPS) >= 8:
             _MAPS.clear()
-        found = _MAPS[cmap.value] = ChoiceMap.from_entries(cmap.entries)
+        # its value is check_block's (ChoiceMapFigure's validator): every entry well formed, so the
+        # map reads only the dtypes a query asks for
+        found = _MAPS[cmap.value] = ChoiceMap.from_entries(cmap.entries, checked=True)
     return found
 
 

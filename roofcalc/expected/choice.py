@@ -28,9 +28,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import pairwise
+from itertools import groupby, pairwise
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 # The families a GEMM's first kernel is sorted into, by its name: cutlass_80_simt_sgemm_AxB
 # (simt), sm80/sm90 xmma_gemm_..._tilesizeAxB (xmma), cutlass tensorop_..._AxB (tensorop) and the
@@ -480,12 +480,12 @@ def _by_class(entries: Iterable[Choice]) -> dict[tuple[str, int], tuple[Choice, 
 _Rows = list[tuple[float, list[tuple[float, list[float], list[int]]]]]
 
 
-def _by_pairs(entries: tuple[Choice, ...]) -> _Rows:
-    """Entries by their m, then their n: log m, and for each n its log and the logs of its depths
-    in ascending order with each one's index in ``entries``."""
+def _by_pairs(shapes: Iterable[tuple[int, int, int]]) -> _Rows:
+    """Entries, given as their (m, n, k) in order, by their m, then their n: log m, and for each n
+    its log and the logs of its depths in ascending order with each one's index in that order."""
     by: dict[int, dict[int, list[tuple[float, int]]]] = {}
-    for i, c in enumerate(entries):
-        by.setdefault(c.m, {}).setdefault(c.n, []).append((math.log(c.k), i))
+    for i, (m, n, k) in enumerate(shapes):
+        by.setdefault(m, {}).setdefault(n, []).append((math.log(k), i))
     rows = []
     for m, cols in by.items():
         row = []
@@ -524,6 +524,113 @@ def _scan(rows: _Rows, m: int, n: int, k: int) -> int:
     return at
 
 
+# A checked map (check_block) is read one dtype at a time: a query reads its own dtype's entries
+# (a quarter of the registry's map), and those only as far as it needs (the shapes of all of them,
+# then the times of some), not a Choice for each of the 163,801 entries (about a second).
+# An entry in the probe's form begins with its dtype, then its shape, a space after each (parse_entry
+# reads the same fields from such a text); one in another form (a first-version entry, which names
+# no dtype, or fields apart by other whitespace) is parsed whole.
+_HEADS = {f"{dtype} ": dtype for dtype in DTYPES}
+# An entry's shape at the start of each line of a block of texts: one match a line (the group
+# empty where the line is not in the probe's form)
+_SHAPE_AT = re.compile(r"^(?:(?:fp32|tf32|bf16|fp16) ([0-9]+)x([0-9]+)x([0-9]+) )?", re.MULTILINE)
+# An entry's family and kernel_us, where its six fields are apart by one space each (split() then
+# finds the same six)
+_FAMILY_US = re.compile(r"\S+ \S+ (\S+) \S+ \S+ (\S+)")
+
+
+@dataclass(frozen=True)
+class _Part:
+    """The entries of one dtype of a checked map, read off their texts: their shapes, and where the
+    products (the small-side map: ChoiceMap.products) and the shallow plane's entries lie, by
+    alignment class, with the bounds the products give the map's domain."""
+
+    texts: list[str]  # the dtype's entries, in the map's order
+    shapes: list[tuple[int, int, int]]  # (m, n, k) of each
+    products: dict[int, list[int]]  # alignment class: the indices (in texts) of its products, in order
+    shallow: dict[int, list[int]]  # the same for the shallow plane's entries
+    least: int  # the least dimension of its products (10^10 without any)
+    most: int  # the largest dimension of its products
+    small: int  # the largest smaller side (m or n) of its products, MAP_MAX_SMALL or not
+
+    @cached_property
+    def kernel_floor(self) -> float:
+        """The least kernel time of its products, those whose time the model reads as a walk of k
+        (WALKED) apart; 0 without any (ChoiceMap.kernel_floor)."""
+        return self._least_time(self.products, WALKED)
+
+    @cached_property
+    def shallow_floor(self) -> float:
+        """The least kernel time of its shallow plane's entries; 0 without any (ChoiceMap.shallow_floor)."""
+        return self._least_time(self.shallow, ())
+
+    def _least_time(self, classes: dict[int, list[int]], apart: tuple[str, ...]) -> float:
+        times = []
+        for at in classes.values():
+            for i in at:
+                form = _FAMILY_US.fullmatch(self.texts[i])
+                family, seconds = (
+                    (form[1], float(form[2]) * 1e-6)  # as _parse_fast and parse_entry compute it
+                    if form
+                    else ((c := _parse_fast(self.texts[i])).family, c.kernel_s)
+                )
+                if family not in apart:
+                    times.append(seconds)
+        return min(times, default=0.0)
+
+
+def _read_part(dtype: str, texts: list[str]) -> _Part:
+    """One dtype's entries (texts of a checked map, in its order) as a _Part."""
+    heads = _SHAPE_AT.findall("\n".join(texts)) if texts else []  # (no text: no line, though one match)
+    shapes = [
+        (int(m), int(n), int(k)) if m else _shape(text)  # (else not in the probe's form)
+        for (m, n, k), text in zip(heads, texts, strict=True)
+    ]
+    products: dict[int, list[int]] = {}
+    shallow: dict[int, list[int]] = {}
+    aligned: dict[tuple[int, int], int] = {}  # the alignment class of each (n, k) met: a grid has few
+    least, most, small = 10**10, 0, 0  # (every dimension is under 10^10: parse_entry)
+    # The sorting of ChoiceMap.products and ChoiceMap.shallow, and the bounds of domain and
+    # small_side, in one pass over what may be 45,000 entries: in_shallow_plane and min() and
+    # max() written out (as calls they doubled the time of the pass). A vec entry, one row or one
+    # column, is in neither plane.
+    for i, (m, n, k) in enumerate(shapes):
+        side = m if m < n else n
+        if side > MAP_MAX_SMALL and k <= SHALLOW_MAX_K:
+            plane = shallow
+        elif side > 1:
+            plane = products
+            least = side if side < least else least
+            least = k if k < least else least
+            most = m if m > most else most
+            most = n if n > most else most
+            most = k if k > most else most
+            small = side if side > small else small
+        else:
+            continue
+        cls = aligned.get((n, k))
+        if cls is None:
+            cls = aligned[(n, k)] = aligned16(dtype, n, k)
+        plane.setdefault(cls, []).append(i)
+    return _Part(texts, shapes, products, shallow, least, most, small)
+
+
+def _shape(text: str) -> tuple[int, int, int]:
+    """The (m, n, k) of an entry not in the probe's form, parsed whole."""
+    c = _parse_fast(text)
+    return c.m, c.n, c.k
+
+
+class _Index(NamedTuple):
+    """One class's entries of a checked map, ready for _scan: their texts in order, their rows
+    (_by_pairs), their deepest k and largest side."""
+
+    texts: list[str]
+    rows: _Rows
+    deepest: int
+    largest: int
+
+
 @dataclass(frozen=True, eq=False)
 class ChoiceMap:
     """The measured choices of one card and library version (compared and hashed as an object:
@@ -531,16 +638,82 @@ class ChoiceMap:
 
     texts: tuple[str, ...]  # the entries as files keep them, parsed when first asked (a card's
     # figures are read by every command; most never ask the map)
+    # Whether the texts are a checked map's (check_block: every one a well-formed entry, as a
+    # hardware or calibration file's map is). Such a map answers nearest, nearest_shallow, the
+    # floors, domain and small_side from the dtypes' texts it needs (_Part); another parses every
+    # entry when first asked, and so refuses a malformed one wherever it lies, as parse_entry words it.
+    checked: bool = False
 
     @classmethod
-    def from_entries(cls, texts: Iterable[str]) -> ChoiceMap:
+    def from_entries(cls, texts: Iterable[str], checked: bool = False) -> ChoiceMap:
         if isinstance(texts, str):  # a block of text is not a list of entries (its characters)
             raise TypeError("ChoiceMap.from_entries takes the entries, not one block of text")
-        return cls(tuple(texts))
+        return cls(tuple(texts), checked)
 
     @cached_property
     def entries(self) -> tuple[Choice, ...]:
         return tuple(_parse_fast(t) for t in self.texts)
+
+    @cached_property
+    def _by_dtype(self) -> dict[str, list[str]]:
+        """A checked map's texts by their dtype, each dtype's in the map's order: those that begin
+        with their dtype and a space sorted by those characters, runs of them at a time (the
+        probe writes each dtype's sweep together), any other by its parse."""
+        out: dict[str, list[str]] = {}
+        for head, run in groupby(self.texts, key=itemgetter(slice(0, 5))):
+            if head in _HEADS:
+                out.setdefault(_HEADS[head], []).extend(run)
+            else:
+                for text in run:
+                    out.setdefault(_parse_fast(text).dtype, []).append(text)
+        return out
+
+    @cached_property
+    def _parts(self) -> dict[str, _Part]:
+        return {}  # filled as dtypes are asked (_part)
+
+    def _part(self, dtype: str) -> _Part:
+        """A checked map's entries of this dtype (none for a dtype it does not hold), read once."""
+        part = self._parts.get(dtype)
+        if part is None:
+            part = self._parts[dtype] = _read_part(dtype, self._by_dtype.get(dtype, []))
+        return part
+
+    @cached_property
+    def _indexes(self) -> dict[tuple[str, int, bool], _Index | None]:
+        return {}  # filled as classes are asked (_index)
+
+    def _index(self, dtype: str, cls: int, shallow: bool) -> _Index | None:
+        """A checked map's products (or shallow plane's entries) of this dtype and alignment class,
+        ready for _scan; None where it has none. The same entries, in the same order, as classes
+        (or shallow) holds for that key."""
+        key = (dtype, cls, shallow)
+        if key not in self._indexes:
+            part = self._part(dtype)
+            at = (part.shallow if shallow else part.products).get(cls, [])
+            shapes = [part.shapes[i] for i in at]
+            self._indexes[key] = (
+                _Index(
+                    [part.texts[i] for i in at],
+                    _by_pairs(shapes),
+                    max(k for _, _, k in shapes),
+                    max(max(m, n) for m, n, _ in shapes),
+                )
+                if at
+                else None
+            )
+        return self._indexes[key]
+
+    def _inside(self, dtype: str, m: int, n: int, k: int) -> bool:
+        """Whether m x n x k passes nearest's test of the map's domain (small_side, domain), for a
+        checked map. Those are taken over the products of every dtype, so a shape within the
+        bounds of its own dtype's products passes without reading the other dtypes; any other
+        is tested against the whole map's."""
+        own = self._part(dtype)
+        if min(m, n) <= min(MAP_MAX_SMALL, own.small) and own.least <= min(m, n, k) and max(m, n, k) <= 2 * own.most:
+            return True
+        lo, hi = self.domain
+        return not (min(m, n) > self.small_side or min(m, n, k) < lo or max(m, n, k) > 2 * hi)
 
     def nearest(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
         """The measured shape of this dtype and alignment class nearest to m x n x k, or None
@@ -562,7 +735,7 @@ class ChoiceMap:
         return _by_class(c for c in self.entries if c.family != "vec" and in_shallow_plane(c.m, c.n, c.k))
 
     @cached_property
-    def _shallow_least(self) -> dict[str, float]:
+    def _shallow_least(self) -> dict[str, float]:  # (of a map not checked: shallow_floor)
         out: dict[str, float] = {}
         for (dtype, _), v in self.shallow.items():
             out[dtype] = min(out.get(dtype, math.inf), *(c.kernel_s for c in v))
@@ -571,10 +744,12 @@ class ChoiceMap:
     def shallow_floor(self, dtype: str) -> float:
         """The fixed part of a shallow kernel of this dtype under the profiler: the least time any
         of the plane's entries of that dtype took (0 without any)."""
+        if self.checked:
+            return self._part(dtype).shallow_floor
         return self._shallow_least.get(dtype, 0.0)
 
     @cached_property
-    def _products_least(self) -> dict[str, float]:
+    def _products_least(self) -> dict[str, float]:  # (of a map not checked: kernel_floor)
         out: dict[str, float] = {}
         for c in self.products:
             if c.family not in WALKED:
@@ -586,6 +761,8 @@ class ChoiceMap:
         map's product entries (the planes apart) of that dtype took, those whose time the model
         reads as a walk of k (WALKED) apart, so that a walk is never measured from itself (0
         without any)."""
+        if self.checked:
+            return self._part(dtype).kernel_floor
         return self._products_least.get(dtype, 0.0)
 
     def nearest_shallow(self, dtype: str, m: int, n: int, k: int) -> Choice | None:
@@ -658,19 +835,23 @@ class ChoiceMap:
     @cached_property
     def pairs(self) -> dict[tuple[str, int], _Rows]:
         """Each class's entries by their m, then their n (_by_pairs)."""
-        return {key: _by_pairs(entries) for key, entries in self.classes.items()}
+        return {key: _by_pairs((c.m, c.n, c.k) for c in entries) for key, entries in self.classes.items()}
 
     @cached_property
     def shallow_pairs(self) -> dict[tuple[str, int], tuple[_Rows, int, int]]:
         """The shallow plane's classes by their m, then their n (_by_pairs), with each class's
         deepest k and largest side."""
         return {
-            key: (_by_pairs(v), max(c.k for c in v), max(max(c.m, c.n) for c in v)) for key, v in self.shallow.items()
+            key: (_by_pairs((c.m, c.n, c.k) for c in v), max(c.k for c in v), max(max(c.m, c.n) for c in v))
+            for key, v in self.shallow.items()
         }
 
     @cached_property
     def domain(self) -> tuple[int, int]:
         """The least and largest dimension measured."""
+        if self.checked:  # the same bounds, over each dtype's products
+            parts = [p for p in map(self._part, DTYPES) if p.products]
+            return (min(p.least for p in parts), max(p.most for p in parts)) if parts else (1, 0)
         sides = [d for c in self.products for d in (c.m, c.n, c.k)]
         return (min(sides), max(sides)) if sides else (1, 0)
 
@@ -678,6 +859,8 @@ class ChoiceMap:
     def small_side(self) -> int:
         """The largest smaller side (m or n) this map measured, up to MAP_MAX_SMALL: a map swept
         before the grid reached 64 (a calibration of an earlier probe) speaks to 16 only."""
+        if self.checked:
+            return min(MAP_MAX_SMALL, max(self._part(dtype).small for dtype in DTYPES))
         return min(MAP_MAX_SMALL, max((min(c.m, c.n) for c in self.products), default=0))
 
 
@@ -686,6 +869,11 @@ def _nearest(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Choice | No
     if min(m, n) > MAP_MAX_SMALL:  # above any map's small side (below), answered without reading the map
         return None
     key = (dtype, aligned16(dtype, n, k))
+    if cmap.checked:  # its own class and dtype read, and the rest only where they decide
+        index = cmap._index(dtype, key[1], shallow=False)
+        if index is None or not cmap._inside(dtype, m, n, k):
+            return None
+        return _parse_fast(index.texts[_scan(index.rows, m, n, k)])
     entries = cmap.classes.get(key)
     if not entries or min(m, n) > cmap.small_side:
         return None
@@ -703,6 +891,11 @@ def _nearest_shallow(cmap: ChoiceMap, dtype: str, m: int, n: int, k: int) -> Cho
     if not in_shallow_plane(m, n, k):
         return None
     key = (dtype, aligned16(dtype, n, k))
+    if cmap.checked:  # its own class alone read
+        index = cmap._index(dtype, key[1], shallow=True)
+        if index is None or k > index.deepest or max(m, n) > 2 * index.largest:
+            return None
+        return _parse_fast(index.texts[_scan(index.rows, m, n, k)])
     entries = cmap.shallow.get(key)
     if not entries:
         return None
