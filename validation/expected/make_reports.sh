@@ -113,6 +113,15 @@ for set in llm-decode llm-prefill; do
   hostrate h200/host2/$set.json h200 h200/host2 h200/report-llm-host2-${set#llm-}
   hostcase h200/host2/$set.json h200 h200/report-llm-host2-${set#llm-}
 done
+# the same implementations, two hold-outs on H200s after 7d4de3c (compiled code's host figures as
+# fixed multiples of the host's op; host3/, host4/: validation/HOLDOUT.md)
+for host in host3 host4; do
+  for set in llm-decode llm-prefill; do
+    report h200/$host/$set.json h200 "" h200/report-llm-$host-${set#llm-}
+    hostrate h200/$host/$set.json h200 h200/$host h200/report-llm-$host-${set#llm-}
+    hostcase h200/$host/$set.json h200 h200/report-llm-$host-${set#llm-}
+  done
+done
 # one line per report: median, share in band, outside [0.5, 2]
 python3 - <<'PY' > summary.txt
 import glob, json
