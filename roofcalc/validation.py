@@ -243,14 +243,16 @@ HOST_FIGURE_RANGE = (0.5e-6, 10e-3)
 
 
 def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | None = None) -> tuple[Hardware, str]:
-    """``hw`` with the host's figures (the op floor, the compiled call's per-kernel and entry
-    costs) measured by validation/bench/host_rate.py on the machine that took the timings: the
-    mean over the records of each one's medians. Host-paced steps follow their host, which
-    differs between machines of one card by 1.8x (validation/expected/h100*/host*/).
+    """``hw`` with the host's op floor measured by validation/bench/host_rate.py on the machine
+    that took the timings: the mean over the records of each one's median. Host-paced steps follow
+    their host, which differs between machines of one card by 1.8x (validation/expected/h100*/host*/).
+    Compiled code's figures move with that op: the hardware file's own, scaled with its op floor,
+    else the fixed multiples of the op (COMPILED_KERNEL_OPS, COMPILED_ENTRY_OPS). The records'
+    compiled chains are read and their fit described, not used: it does not follow what compiled
+    steps cost (roofcalc/expected/card.py COMPILED_KERNEL_OPS).
 
     A record that is malformed, implausible or from another device (``device``: the timings')
-    is an InputError; one whose compiled-call fit is unusable leaves the compiled figures to
-    ``hw``, and the returned description says so."""
+    is an InputError."""
     from .probe.torch_ops import compiled_floor_fit, positive_seconds
 
     lo, hi = HOST_FIGURE_RANGE
@@ -277,46 +279,36 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
             fit, why = compiled_floor_fit(compiled) if compiled is not None else (None, "it has no torch_compiled")
         except ValueError as e:
             raise InputError(f"{path}: {e}") from None
-        figures = [op, *(fit or ())]
-        if not all(lo <= f <= hi for f in figures):
-            raise InputError(
-                f"{path}: a host figure of {max(figures, key=lambda f: abs(math.log(f / 1e-5))):.3g} s is outside "
-                f"{lo:g}-{hi:g} s: not a host's cost per op"
-            )
+        if not lo <= op <= hi:
+            raise InputError(f"{path}: a host op of {op:.3g} s is outside {lo:g}-{hi:g} s: not a host's cost per op")
         ops.append(op)
+        if fit is not None and not all(lo <= f <= hi for f in fit):  # described, never used: not a refusal
+            why = f"its fit ({fit[0]:.3g} s a kernel, {fit[1]:.3g} s a call) is not a host's cost"
+            fit = None
         if fit is None:
             unfit.append(f"{path}: {why}")
         else:
             fits.append(fit)
     names = ", ".join(path for path, _ in records)
     op = sum(ops) / len(ops)
-    figs: dict[str, Any] = {"torch_op_floor_s": op}
-    said = f"host op {op * 1e6:.2f} us"
-    if fits:
-        figs["compiled_kernel_host_s"] = sum(f[0] for f in fits) / len(fits)
-        figs["compiled_entry_host_s"] = sum(f[1] for f in fits) / len(fits)
-        said += (
-            f", compiled {figs['compiled_kernel_host_s'] * 1e6:.2f} us a kernel and "
-            f"{figs['compiled_entry_host_s'] * 1e6:.1f} us an entry"
-        )
-    else:
-        from .expected import COMPILED_ENTRY_OPS, COMPILED_KERNEL_OPS
+    from .expected import COMPILED_ENTRY_OPS, COMPILED_KERNEL_OPS
 
-        own = hw.expected.compiled_kernel_host_s is not None and hw.expected.compiled_entry_host_s is not None
-        whose = (
-            "the hardware file's, scaled with its op floor to this host's"
-            if own
-            else f"{COMPILED_KERNEL_OPS:g}x and {COMPILED_ENTRY_OPS:g}x this host's op, as where no probe measured them"
-        )
-        said += f"; compiled figures {whose} (no usable compiled-call fit: {'; '.join(unfit)})"
-        if own:  # a host's speed moves its compiled figures with its op (with_host_op)
-            return with_host_op(hw, op, f"mean over {names}"), f"{said} ({names})"
-    update = {
-        name: PositiveFigure(value=v, source="host-rate", kind="measured", note=f"mean over {names}")
-        for name, v in figs.items()
-    }
-    out = hw.model_copy(update={"expected": hw.expected.model_copy(update=update)})
-    return out, f"{said} ({names})"
+    own = hw.expected.compiled_kernel_host_s is not None and hw.expected.compiled_entry_host_s is not None
+    if not own:
+        whose = f"{COMPILED_KERNEL_OPS:g}x and {COMPILED_ENTRY_OPS:g}x this host's op"
+    elif hw.expected.torch_op_floor_s is not None:
+        whose = "the hardware file's, scaled with its op floor to this host's"
+    else:
+        whose = "the hardware file's, as it gives them (it gives no op floor to scale them by)"
+    if fits:
+        kernel = sum(f[0] for f in fits) / len(fits)
+        entry = sum(f[1] for f in fits) / len(fits)
+        chains = f"the chains' {kernel * 1e6:.2f} us a kernel and {entry * 1e6:.1f} us a call not used"
+    else:
+        chains = f"no chain fit: {'; '.join(unfit)}"
+    said = f"host op {op * 1e6:.2f} us; compiled figures {whose} ({chains}; {names})"
+    # a host's speed moves its compiled figures with its op (with_host_op)
+    return with_host_op(hw, op, f"mean over {names}"), said
 
 
 # The fields of an llm_bench.py case that give its host's speed around its timing

@@ -16,8 +16,8 @@ from .common import CheckedCommand, FileArg, emit_json, shared
     "host_rates",
     multiple=True,
     type=FileArg(),
-    help="a record of validation/bench/host_rate.py from the same call: the host's figures (op floor, "
-    "compiled call) are taken from it (repeat: their mean)",
+    help="a record of validation/bench/host_rate.py from the same call: the host's op floor is taken "
+    "from it (repeat: their mean), and compiled code's figures are fixed multiples of it",
 )
 @click.option(
     "--host-per-case",
