@@ -30,10 +30,11 @@ DEPENDENT_ISSUE_CLK = 4
 # chains are not read (since the nineteenth session; before, --host-rate and the probe's
 # calibration put a machine's chain fit in their place). The chains' cost did not follow that of
 # compiled steps from one machine to the next. Three H200 hold-outs of compiled decode from Python
-# with the figures of the machine that ran them (validation/expected/h200/report-llm-host2-, -host3-,
-# -host4-decode-hostrate.json: chains of 2.87x, 2.62x and 1.47x that machine's op a kernel) had
-# 4 of 8, 6 of 12 and 9 of 12 steps within [0.67, 1.5] (0.57-1.70); with these multiples of the hot
-# loop timed around each step (the -hostcase reports) 8 of 8, 11 of 12 and 12 of 12. On the
+# with the op of the machine that ran them (host_rate.py's, validation/expected/h200/
+# report-llm-host2-, -host3-, -host4-decode-hostrate.json) had 4 of 8, 6 of 12 and 9 of 12 steps
+# within [0.67, 1.5] (0.57-1.70) with that machine's chains (2.87x, 2.62x and 1.47x its op a
+# kernel), 7 of 8, 11 of 12 and 12 of 12 with these multiples of the same op, and 8 of 8, 11 of 12
+# and 12 of 12 with these multiples of the hot loop timed around each step (-hostcase). On the
 # committed -hostrate reports the two rules were about even (mean |log(measured/expected)| of their
 # 146 compiled steps 0.152 with the chains, 0.150 with the multiples; H100 prefill a little worse,
 # 45 to 42 of 52 within their band), and COMPILED_STEP_HOST_FACTOR, fitted on run3 against its own
