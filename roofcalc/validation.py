@@ -300,12 +300,14 @@ def with_host_rates(hw: Hardware, records: list[tuple[str, Any]], device: str | 
         whose = "the hardware file's, scaled with its op floor to this host's"
     else:
         whose = "the hardware file's, as it gives them (it gives no op floor to scale them by)"
+    parts = []
     if fits:
         kernel = sum(f[0] for f in fits) / len(fits)
         entry = sum(f[1] for f in fits) / len(fits)
-        chains = f"the chains' {kernel * 1e6:.2f} us a kernel and {entry * 1e6:.1f} us a call not used"
-    else:
-        chains = f"no chain fit: {'; '.join(unfit)}"
+        parts.append(f"the chains' {kernel * 1e6:.2f} us a kernel and {entry * 1e6:.1f} us a call not used")
+    if unfit:  # named even beside a record whose chains gave a fit
+        parts.append(f"no chain fit: {'; '.join(unfit)}")
+    chains = "; ".join(parts)
     said = f"host op {op * 1e6:.2f} us; compiled figures {whose} ({chains}; {names})"
     # a host's speed moves its compiled figures with its op (with_host_op)
     return with_host_op(hw, op, f"mean over {names}"), said

@@ -205,6 +205,10 @@ def test_an_implausible_compiled_fit_is_named_not_a_refusal() -> None:
     hw, said = with_host_rates(load_hardware("h100"), [("rec.json", rec)])
     assert float(hw.expected.torch_op_floor_s.value) == pytest.approx(sorted(rec["torch_op"]["samples_s"])[3])  # type: ignore[union-attr]
     assert "no chain fit: rec.json: its fit (" in said and "is not a host's cost" in said
+    # beside a record whose chains gave a fit, the implausible one is still named
+    good = json.loads((run / "host-rate-after.json").read_text())
+    _, said = with_host_rates(load_hardware("h100"), [("rec.json", rec), ("good.json", good)])
+    assert "the chains' " in said and "not used; no chain fit: rec.json: its fit (" in said
 
 
 def test_host_per_case_takes_each_case_own_host_op_and_refuses_bad_records(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from .common import CheckedCommand, FileArg, emit_json, shared
     multiple=True,
     type=FileArg(),
     help="a record of validation/bench/host_rate.py from the same call: the host's op floor is taken "
-    "from it (repeat: their mean), and compiled code's figures are fixed multiples of it",
+    "from it (repeat: their mean), and compiled code's figures move with it (fixed multiples of it, "
+    "or a hardware file's own scaled to it)",
 )
 @click.option(
     "--host-per-case",

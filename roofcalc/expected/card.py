@@ -29,17 +29,20 @@ DEPENDENT_ISSUE_CLK = 4
 # transferred to the other cards), always as multiples of the host's op floor: a machine's own
 # chains are not read (since the nineteenth session; before, --host-rate and the probe's
 # calibration put a machine's chain fit in their place). The chains' cost did not follow that of
-# compiled steps from one machine to the next. Three H200 hold-outs of compiled decode from Python
-# with the op of the machine that ran them (host_rate.py's, validation/expected/h200/
-# report-llm-host2-, -host3-, -host4-decode-hostrate.json) had 4 of 8, 6 of 12 and 9 of 12 steps
-# within [0.67, 1.5] (0.57-1.70) with that machine's chains (2.87x, 2.62x and 1.47x its op a
-# kernel), 7 of 8, 11 of 12 and 12 of 12 with these multiples of the same op, and 8 of 8, 11 of 12
-# and 12 of 12 with these multiples of the hot loop timed around each step (-hostcase). On the
-# committed -hostrate reports the two rules were about even (mean |log(measured/expected)| of their
-# 146 compiled steps 0.152 with the chains, 0.150 with the multiples; H100 prefill a little worse,
-# 45 to 42 of 52 within their band), and COMPILED_STEP_HOST_FACTOR, fitted on run3 against its own
-# chains, still centres the in-sample host-paced compiled steps with these multiples (the -hostcase
-# and -registry reports' medians 1.02-1.08). Where chains and steps were timed in one process
+# compiled steps from one machine to the next, nor from one minute to the next: the two records
+# host_rate.py took before and after one call's steps fitted 3.25x and 1.13x the op a kernel
+# (h100/host/run7), 2.33x and 3.00x (h200/host3). Three H200 hold-outs (h200/host2, host3, host4),
+# with the op of the machine that ran them (host_rate.py's; their -hostrate reports): compiled
+# decode from Python had 4 of 8, 6 of 12 and 9 of 12 steps within [0.67, 1.5] (0.57-1.70) with that
+# machine's chains (2.87x, 2.62x and 1.47x its op a kernel) and 7 of 8, 11 of 12 and 12 of 12 with
+# these multiples of the same op (8 of 8, 11 of 12 and 12 of 12 with the hot loop timed around each
+# step, -hostcase, which already read these multiples); compiled prefill went the other way, 28 to
+# 25 of 36 within [0.8, 1.25] (host2's two 2 x 256 prompts back to 1.56 and 1.38): 47 to 55 of 68 in
+# all. On the committed H100 sets the chains did a little better (126 compiled steps, mean
+# |log(measured/expected)| 0.148 with the chains, 0.155 with the multiples; 91 and 88 within their
+# band). COMPILED_STEP_HOST_FACTOR, fitted on run3 against its own chains, still centres the host-paced
+# compiled steps with these multiples: pooled medians 1.02 with each step's loop (-hostcase) and 1.06
+# with the card's figures (-registry), host3 and host4 apart. Where chains and steps were timed in one process
 # (validation/traces/h200/compiled-dev1, validation/expected/compiled_anatomy_report.py), per-case
 # medians read 0.81-1.22 with these multiples of each step's hot loop, 0.99-1.52 with the chains'
 # cost in ops of that loop and 0.90-1.85 with the process's chains and loop in seconds: its loop,

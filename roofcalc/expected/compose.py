@@ -32,7 +32,9 @@ EAGER_STEP_HOST_FACTOR = 2.0
 # host-bound compiled steps of run3 (llama-3.2-1b/3b, llama-3.1-8b, qwen2.5-7b: decode at batch
 # 1 and 8, prefill of 256 tokens and llama-3.2-1b's of 1,024; the GPU's modelled work under 0.7
 # of the step) took 1.14-2.05x, median 1.55x, the hot-loop costs of their kernels and entries
-# measured in the same call.
+# measured in the same call (the chains' fit; the model has read fixed multiples of the op in
+# their place since the nineteenth session, and the factor still centres the host-paced compiled
+# steps with them: roofcalc/expected/card.py COMPILED_KERNEL_OPS).
 COMPILED_STEP_HOST_FACTOR = 1.55
 
 # An eager collective (torch.distributed's all-reduce, all-gather) costs its host many ops:
@@ -49,7 +51,7 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 # as host-paced (its limiter "host": the host's wait over a tenth of the step, the case's `limiter`
 # in the reports) measured 0.61-2.39x of the model with the card's figures (252 steps on H100 and
 # H200 machines; the registry reports, validation/expected/*/report-llm*-registry.json; above 1.7x
-# only three decodes of the H200 hold-outs host3 and host4), the host's speed differing 1.8x between
+# only five steps of the H200 hold-outs host3 and host4, 1.73-2.39), the host's speed differing 1.8x between
 # machines of one card, and 0.68-2.17x with the figures of their own host measured in the same call
 # (239 steps; the -hostrate reports): the rest is the host's speed
 # from one second to the next, the least stable thing measured here (one H100 machine's hot loop

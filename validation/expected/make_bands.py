@@ -36,8 +36,6 @@ FRESH_HOLDOUTS = (
     "h100/ops-sdpa-rand1.json",
     "h200/ops-sdpa-rand2.json",
     "h100/llm-holdout22.json",
-    "h200/host2/llm-decode.json",
-    "h200/host2/llm-prefill.json",
 )
 
 

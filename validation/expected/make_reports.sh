@@ -28,7 +28,8 @@ for run in rerun1617:rerun machine2-1617:machine2; do
   done
 done
 # steps without CUDA graphs against the host's figures measured in the same call
-# (host_rate.py before and after: the op floor and, from run3 on, the compiled call)
+# (host_rate.py before and after: the op floor; from run3 on they time the compiled chains too,
+# which the reports describe and, since the nineteenth session, do not use)
 hostrate() {  # measurements, hardware name, folder of the host-rate records, output stem
   local rates=()
   for r in "$3"/host-rate*.json; do rates+=(--host-rate "$r"); done
@@ -113,9 +114,10 @@ for set in llm-decode llm-prefill; do
   hostrate h200/host2/$set.json h200 h200/host2 h200/report-llm-host2-${set#llm-}
   hostcase h200/host2/$set.json h200 h200/report-llm-host2-${set#llm-}
 done
-# the same implementations, two hold-outs on H200s after 7d4de3c (compiled code's host figures as
-# fixed multiples of the host's op; host3/, host4/: validation/HOLDOUT.md)
-for host in host3 host4; do
+# the same implementations, three hold-outs on H200s: host3 and host4 (evaluated with the model as at
+# 0108089, spent by 611c158) and host5 (after 611c158: compiled code's host figures as
+# fixed multiples of the host's op; host3/-host5/: validation/HOLDOUT.md)
+for host in host3 host4 host5; do
   for set in llm-decode llm-prefill; do
     report h200/$host/$set.json h200 "" h200/report-llm-$host-${set#llm-}
     hostrate h200/$host/$set.json h200 h200/$host h200/report-llm-$host-${set#llm-}
