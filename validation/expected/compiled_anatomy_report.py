@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from roofcalc.hardware import PositiveFigure, load_hardware
+from roofcalc.hardware import Hardware, PositiveFigure, load_hardware
 from roofcalc.validation import llm_report
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +38,12 @@ def chain_fit(row: dict[str, Any], chains: list[dict[str, Any]]) -> tuple[float,
     t_lo, t_hi = med(row["chain_s"][str(lo["links"])]), med(row["chain_s"][str(hi["links"])])
     k = (t_hi - t_lo) / (hi["kernels"] - lo["kernels"])
     return k, t_lo - k * lo["kernels"]
+
+
+def with_figures(hw: Hardware, figs: dict[str, float]) -> Hardware:
+    """``hw`` with these expected-time figures (seconds), as a hardware file would state them."""
+    update = {k: PositiveFigure(value=v, source="t", kind="measured") for k, v in figs.items()}
+    return hw.model_copy(update={"expected": hw.expected.model_copy(update=update)})
 
 
 def spread(xs: list[float]) -> dict[str, float]:
@@ -77,24 +83,11 @@ def report(set_name: str) -> dict[str, Any]:
             "compiled_kernel_host_s": med(f[0] for f in fits),
             "compiled_entry_host_s": med(f[1] for f in fits),
         }
-        seconds_hw = hw.model_copy(
-            update={
-                "expected": hw.expected.model_copy(
-                    update={k: PositiveFigure(value=v, source="t", kind="measured") for k, v in seconds.items()}
-                )
-            }
-        )
+        seconds_hw = with_figures(hw, seconds)
         # the chains' rule: a hardware file's own compiled figures at the card's op floor, which
-        # with_host_op scales to each step's hot loop (the rule --host-rate applied before)
-        chain_hw = hw.model_copy(
-            update={
-                "expected": hw.expected.model_copy(
-                    update={
-                        "compiled_kernel_host_s": PositiveFigure(value=kernel_ops * base, source="t", kind="measured"),
-                        "compiled_entry_host_s": PositiveFigure(value=entry_ops * base, source="t", kind="measured"),
-                    }
-                )
-            }
+        # with_host_op scales to each step's hot loop
+        chain_hw = with_figures(
+            hw, {"compiled_kernel_host_s": kernel_ops * base, "compiled_entry_host_s": entry_ops * base}
         )
         cases = []
         for c in doc["cases"]:
