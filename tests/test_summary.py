@@ -99,6 +99,47 @@ def test_a_python_issued_step_takes_the_band_of_its_pace(batch: int, seq: int, p
     assert (band["low"], band["high"], band["median"]) == (want["low"], want["high"], want["median"])
 
 
+@pytest.mark.parametrize(
+    ("engine", "batch", "seq", "pace"),
+    [("eager", 1, 272, "host"), ("eager", 4, 2048, "gpu"), ("compiled", 3, 64, "host"), ("compiled", 4, 2048, "gpu")],
+)
+def test_the_reference_steps_take_the_band_of_their_pace(engine: str, batch: int, seq: int, pace: str) -> None:
+    """The reference implementation's prefill issued from Python (llm_bench.py's steps, eager or
+    compiled) takes the band of the committed registry cases of its pace, as the named
+    implementations do: counted here straight from the reports' cases and their `limiter`."""
+    args = ("--model", "llama-3.1-8b", "--engine", engine, "--batch", str(batch), "--seq", str(seq), "--hw", "h200")
+    doc = run_json("op", "prefill", *args)
+    assert (doc["expected_limiter"] == "host") == (pace == "host")
+    band = doc["summary"]["band"]
+    assert band["kind"] == f"prefill/reference-{engine}/python/1gpu/{pace}"
+    ratios: dict[str, list[float]] = {"host": [], "gpu": []}
+    for f in (ROOT / "validation" / "expected").rglob("*-registry.json"):
+        for case in json.loads(f.read_text()).get("cases", []):
+            p = case.get("params") or {}
+            if (
+                case.get("op") == "prefill"
+                and p.get("engine") == engine
+                and not p.get("impl")
+                and not p.get("cuda_graphs")
+                and p.get("gpus", 1) == 1
+                and case.get("limiter")
+                and isinstance(case.get("ratio"), (int, float))
+            ):
+                ratios["host" if case["limiter"] == "host" else "gpu"].append(case["ratio"])
+    mine = sorted(ratios[pace])
+    assert band["cases"] == len(mine) >= 20
+    # p5 and p95 by linear interpolation between ranks, as numpy's default
+    for q, got in ((0.05, band["low"]), (0.95, band["high"])):
+        pos = (len(mine) - 1) * q
+        lo = mine[int(pos)]
+        hi = mine[min(int(pos) + 1, len(mine) - 1)]
+        assert got == pytest.approx(lo + (hi - lo) * (pos - int(pos)), abs=1e-4)
+    # the host paces the steps whose band is the wider: its speed moves between processes
+    other = sorted(ratios["gpu" if pace == "host" else "host"])
+    spread = {pace: mine[-1] / mine[0], ("gpu" if pace == "host" else "host"): other[-1] / other[0]}
+    assert spread["host"] > spread["gpu"]
+
+
 def test_usable_memory_by_hand() -> None:
     # H100: cudaDeviceProp.totalGlobalMem 85,017,493,504 B (validation/probe/h100/probe.json), less
     # the default reserve of 1 GiB + 5% of it

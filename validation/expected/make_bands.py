@@ -65,9 +65,14 @@ def collect(root: Path, fresh: set[str] | None = None) -> dict[str, list[float]]
             k = kind_of(case)
             if k is None or not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
                 continue
-            ratios.setdefault(k, []).append(float(r))
-            if fresh is not None and report.get("source") in FRESH_HOLDOUTS:
-                fresh.add(k)
+            # a step issued from Python also under whose time paces it in the model, as the named
+            # implementations' are (collect_named): the host's speed moves between processes and
+            # spreads the host-paced steps far wider than those the GPU paces
+            paced = [f"{k}/{pace(case['limiter'])}"] if "/python/" in k and case.get("limiter") else []
+            for key in (k, *paced):
+                ratios.setdefault(key, []).append(float(r))
+                if fresh is not None and report.get("source") in FRESH_HOLDOUTS:
+                    fresh.add(key)
     return ratios
 
 
