@@ -413,6 +413,9 @@ class Expected(_Strict):
     graph_floor_s: PositiveFigure | None = None
     # per op when tiny PyTorch ops are issued back to back from Python (host-bound)
     torch_op_floor_s: PositiveFigure | None = None
+    # the same hot loop at the slow end of the card's hosts (their 95th percentile around steps):
+    # not a time of any step, only which steps the host's speed can pace (their band: summary.py)
+    torch_op_slow_s: PositiveFigure | None = None
     # an implementation's own pace per op: its host time per decoder layer over the host-op times
     # counted in one (roofcalc.impl.host_layer, --host-layer); where given, Python's issue and the
     # implementation's Python are paid at it, native host work (a library's plan) still at

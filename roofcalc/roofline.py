@@ -121,6 +121,9 @@ class RooflineResult(Record):
     expected_kernels: list[KernelEstimate] = field(default_factory=list)
     expected_launch: str | None = None
     expected_limiter: str | None = None  # memory, compute, latency, launch, host or interconnect
+    # a step issued from Python: whether its host paces it at the card's host figure or would at
+    # the slow end of the card's hosts (torch_op_slow_s); None for other launches or without it
+    expected_host_exposed: bool | None = None
     headroom: float | None = None  # expected / bound (predicted_s)
     expected_notes: list[str] = field(default_factory=list)
     bound_s: float = 0.0  # the speed-of-light time (predicted_s's new name)
@@ -496,6 +499,7 @@ def evaluate(
         expected_kernels=exp.kernels if exp else [],
         expected_launch=exp.launch if exp else None,
         expected_limiter=exp.limiter if exp else None,
+        expected_host_exposed=_host_exposed(opdef, env, hw, dtype, exp) if exp else None,
         headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
         expected_notes=exp.notes if exp else [] if _measured(hw) or not expected else [_no_figures_note(hw)],
         bound_s=predicted,
@@ -680,6 +684,29 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
         part=kd.part,
         **vals,
     )
+
+
+def _host_exposed(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, exp: Any) -> bool | None:
+    """Whether the host's speed can pace a step issued from Python: its host paces it in the model,
+    or would with the host at the slow end of the card's hosts (torch_op_slow_s). A lender's host
+    runs in a fast or a slow state and moves between them within seconds, so a step whose GPU only
+    just outlasts the host's issue spreads as the host-paced ones do (validation/expected/host_slow.py).
+    None for a step not issued from Python, where the card gives no slow end, or where the host's
+    pace is the implementation's own (--host-layer)."""
+    if exp.launch != "eager":
+        return None
+    if exp.limiter == "host":
+        return True
+    e = hw.expected
+    if e is None or e.torch_op_slow_s is None or e.torch_op_floor_s is None or e.impl_host_op_s is not None:
+        return None
+    if e.torch_op_slow_s.value <= e.torch_op_floor_s.value:
+        return False
+    from .validation import with_host_op
+
+    slow = with_host_op(hw, e.torch_op_slow_s.value, "the slow end of the card's hosts")
+    again = _expected(opdef, env, slow, dtype, exp.launch, [])
+    return again is not None and again.limiter == "host"
 
 
 def _expected(

@@ -91,13 +91,17 @@ def band_kind(op: str, params: dict[str, Any]) -> str:
     return f"{op}/{_impl_key(params)}/{graphs}/{tp}"
 
 
-def pace(limiter: str | None) -> str | None:
+def pace(limiter: str | None, exposed: bool | None = None) -> str | None:
     """Whose own time paces a step in the model, as bands are kept: "host" where the host's is the
-    larger, "gpu" for any other limiter (compute, memory, latency, launch, interconnect)."""
-    return None if not limiter else "host" if limiter == "host" else "gpu"
+    larger, or would be with the host at the slow end of the card's hosts (``exposed``:
+    RooflineResult.expected_host_exposed), "gpu" for any other limiter (compute, memory, latency,
+    launch, interconnect)."""
+    return None if not limiter else "host" if limiter == "host" or exposed else "gpu"
 
 
-def band_for(op: str, params: dict[str, Any], limiter: str | None = None, host_layer: bool = False) -> Band | None:
+def band_for(
+    op: str, params: dict[str, Any], limiter: str | None = None, host_layer: bool = False, exposed: bool | None = None
+) -> Band | None:
     """The band of this kind of result; for a step issued from Python whose limiter the model
     gives, that of the steps paced the same way (pace) where bands.json has one, and for a step
     the host paces with ``host_layer`` (the host's pace from the implementation's own time per
@@ -107,7 +111,7 @@ def band_for(op: str, params: dict[str, Any], limiter: str | None = None, host_l
         return band_named(kind)
     # a step the GPU paces does not move with the host's figure: its band stays that of such steps
     layered = band_named(f"{kind}/host/host-layer") if host_layer and pace(limiter) == "host" else None
-    return layered or band_named(f"{kind}/{pace(limiter)}") or band_named(kind)
+    return layered or band_named(f"{kind}/{pace(limiter, exposed)}") or band_named(kind)
 
 
 def band_named(kind: str) -> Band | None:
@@ -137,7 +141,11 @@ def summarize(r: RooflineResult, implementation: str | None = None, band_kind: s
             band_named(kind)
             if kind
             else band_for(
-                r.op, r.params, r.expected_limiter, r.host_figure is not None and "--host-layer" in r.host_figure
+                r.op,
+                r.params,
+                r.expected_limiter,
+                r.host_figure is not None and "--host-layer" in r.host_figure,
+                r.expected_host_exposed,
             )
         )
         if r.expected_s is not None

@@ -40,6 +40,9 @@ class CaseResult(BaseModel):
     # what limits the expected time (the model's expected_limiter): "host" where the host's issue
     # paces the step, though its wait need not be the largest term (a GPU's kernels can be larger)
     limiter: str | None = None
+    # a step issued from Python: its host paces it, or would at the slow end of the card's hosts
+    # (RooflineResult.expected_host_exposed); the band such a step prints is the host-paced one's
+    host_exposed: bool | None = None
     band: tuple[float, float] = TARGET_BAND  # the target band of this kind of case
     error: str | None = None
 
@@ -222,6 +225,7 @@ def _case_result(
         bound_ratio=measured / r.predicted_s,
         why=_why(r),
         limiter=r.expected_limiter,
+        host_exposed=r.expected_host_exposed,
         band=band,
     )
 

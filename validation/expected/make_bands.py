@@ -55,11 +55,14 @@ def percentile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def collect(root: Path, fresh: set[str] | None = None) -> dict[str, list[float]]:
-    """measured / expected by kind; the kinds with a case from a fresh hold-out go into ``fresh``."""
+def collect(root: Path, fresh: set[str] | None = None, leave_out: str | None = None) -> dict[str, list[float]]:
+    """measured / expected by kind; the kinds with a case from a fresh hold-out go into ``fresh``;
+    the reports of the measurements under folder ``leave_out`` (e.g. h200/host6) left out."""
     ratios: dict[str, list[float]] = {}
     for f in sorted(root.rglob("*-registry.json")):
         report = json.loads(f.read_text())
+        if leave_out and str(report.get("source", "")).startswith(leave_out + "/"):
+            continue
         for case in report.get("cases", []):
             r = case.get("ratio")
             k = kind_of(case)
@@ -68,7 +71,11 @@ def collect(root: Path, fresh: set[str] | None = None) -> dict[str, list[float]]
             # a step issued from Python also under whose time paces it in the model, as the named
             # implementations' are (collect_named): the host's speed moves between processes and
             # spreads the host-paced steps far wider than those the GPU paces
-            paced = [f"{k}/{pace(case['limiter'])}"] if "/python/" in k and case.get("limiter") else []
+            paced = (
+                [f"{k}/{pace(case['limiter'], case.get('host_exposed'))}"]
+                if "/python/" in k and case.get("limiter")
+                else []
+            )
             for key in (k, *paced):
                 ratios.setdefault(key, []).append(float(r))
                 if fresh is not None and report.get("source") in FRESH_HOLDOUTS:
@@ -135,7 +142,11 @@ def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> di
             k = band_kind(NAMED_OP[row["kind"]], step)
             # a step issued from Python also under whose time paces it in the model (the host's
             # or the GPU's): the host's speed moves between processes, the GPU's far less
-            paced = [f"{k}/{pace(row['limiter'])}"] if graphs == "python" and row.get("limiter") else []
+            paced = (
+                [f"{k}/{pace(row['limiter'], row.get('host_exposed'))}"]
+                if graphs == "python" and row.get("limiter")
+                else []
+            )
             for key in (k, *paced):
                 ratios.setdefault(key, []).append(float(row["ratio"]))
                 cards.setdefault(key, set()).add(card_of(rep["set"]))

@@ -185,6 +185,9 @@ def report(set_name: str) -> dict[str, Any]:
         row["ratio"] = case["median_s"] / r.expected_s
         # whose own time is the larger in the model, the host's or the GPU's (registry figures)
         row["limiter"] = r.expected_limiter
+        # issued from Python: whether the host would pace it at the slow end of the card's hosts too
+        if r.expected_host_exposed is not None:
+            row["host_exposed"] = r.expected_host_exposed
         # the implementation's own host time per layer timed around the case (impl_bench.py
         # --host-layers) where the set has it, else the hot loop's around the case, else the one
         # timed at the start of its process (one process per model), else the run's
