@@ -49,19 +49,19 @@ COLLECTIVE_STEP_HOST_OPS = 19.5
 
 # What a step paced by its host can be expected to do: the committed one-GPU steps the model reads
 # as host-paced (its limiter "host": the host's wait over a tenth of the step, the case's `limiter`
-# in the reports) measured 0.61-2.39x of the model with the card's figures (291 steps on H100 and
+# in the reports) measured 0.61-2.39x of the model with the card's figures (321 steps on H100 and
 # H200 machines; the registry reports, validation/expected/*/report-llm*-registry.json; above 1.7x
 # only five steps of the H200 hold-outs host3 and host4, 1.73-2.39), the host's speed differing 1.8x between
 # machines of one card, and 0.65-2.17x with the figures of their own host measured in the same call
-# (284 steps; the -hostrate reports): the rest is the host's speed
+# (314 steps; the -hostrate reports): the rest is the host's speed
 # from one second to the next, the least stable thing measured here (one H100 machine's hot loop
 # ran 6.3-10.3 us, and a 3B prefill 12.9-28.0 ms, in five minutes: validation/expected/h100/host/
 # jitter1/; an H200's eager decode ran in stretches 1.7x slower that its hot loop understated:
 # validation/expected/h200/host-epochs2.json). With the host's speed timed just before and after
-# each step (llm_bench.py's host_op_s, roofcalc validate --host-per-case), 176 host-paced steps on
-# seven machines read 0.60-1.73x (validation/expected/h100/report-llm-host-run7-*-hostcase.json,
+# each step (llm_bench.py's host_op_s, roofcalc validate --host-per-case), 207 host-paced steps on
+# eight machines read 0.60-1.73x (validation/expected/h100/report-llm-host-run7-*-hostcase.json,
 # -run8-prefill-hostcase.json, h100x2/report-llm-host8-llm-prefill-holdout-hostcase.json,
-# h200/report-llm-host2-* to -host5-*-hostcase.json).
+# h200/report-llm-host2-* to -host6-*-hostcase.json).
 HOST_PACED_COMPILED_NOTE = (
     "the host paces this step (Python issues kernels slower than the GPU runs them): its time "
     "follows the host's speed, which moves from one second to the next, and such steps measured "

@@ -10,7 +10,7 @@ host paces (roofcalc/summary.py).
 
 Records: llm_bench.py's `host_op_s` (before, after) of every committed set that timed it, and on the
 H200 also impl_bench.py's around the implementation sets' steps (the records of host_pool.py).
-Left out: the hold-outs not yet evaluated (validation/HOLDOUT.md; UNOPENED below).
+Left out: the hold-out that tested the figure (h200/host6, unopened when it was set; HELD_OUT below).
 
     python3 validation/expected/host_slow.py            # prints the figures
     python3 validation/expected/host_slow.py --json F   # also writes them to F
@@ -26,8 +26,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-# registered hold-outs measured but not yet evaluated: their host records stay unread
-UNOPENED = ("h200/host6/",)
+# the hold-out that tested the figure (validation/HOLDOUT.md): its host records stay out of it
+HELD_OUT = ("h200/host6/",)
 Q = 0.95
 
 
@@ -45,7 +45,7 @@ def bench_records(card: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for f in sorted(HERE.glob(f"{card}*/**/*.json")):
         rel = f.relative_to(HERE).as_posix()
-        if "report" in f.name or rel.startswith(UNOPENED):
+        if "report" in f.name or rel.startswith(HELD_OUT):
             continue
         try:
             doc = json.loads(f.read_text())

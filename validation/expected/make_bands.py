@@ -36,8 +36,8 @@ FRESH_HOLDOUTS = (
     "h100/ops-sdpa-rand1.json",
     "h200/ops-sdpa-rand2.json",
     "h100/llm-holdout22.json",
-    "h200/host5/llm-decode.json",
-    "h200/host5/llm-prefill.json",
+    "h200/host6/llm-decode.json",
+    "h200/host6/llm-prefill.json",
 )
 
 

@@ -114,10 +114,11 @@ for set in llm-decode llm-prefill; do
   hostrate h200/host2/$set.json h200 h200/host2 h200/report-llm-host2-${set#llm-}
   hostcase h200/host2/$set.json h200 h200/report-llm-host2-${set#llm-}
 done
-# the same implementations, three hold-outs on H200s: host3 and host4 (evaluated with the model as at
+# the same implementations, four hold-outs on H200s: host3 and host4 (evaluated with the model as at
 # 0108089, spent by 611c158) and host5 (after 611c158: compiled code's host figures as
-# fixed multiples of the host's op; host3/-host5/: validation/HOLDOUT.md)
-for host in host3 host4 host5; do
+# fixed multiples of the host's op; host3/-host5/: validation/HOLDOUT.md), and host6 (after
+# d9dbd70: the bands of steps the host can pace; evaluated once)
+for host in host3 host4 host5 host6; do
   for set in llm-decode llm-prefill; do
     report h200/$host/$set.json h200 "" h200/report-llm-$host-${set#llm-}
     hostrate h200/$host/$set.json h200 h200/$host h200/report-llm-$host-${set#llm-}
