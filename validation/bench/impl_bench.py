@@ -746,6 +746,34 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
                                                  num_attention_heads=16, num_key_value_heads=1, head_dim=128,
                                                  vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
                                                  max_position_embeddings=32768, sliding_window=None)),
+    # impl-holdout24 (HOLDOUT.md): seven layouts never run, drawn in the twentieth session with
+    # draw_holdout24.py (draw_holdout20's generator, seed "roofcalc impl-holdout24 2026-11-28")
+    "llama-2b-kv1-22l": ("llama", dict(hidden_size=2048, intermediate_size=7168, num_hidden_layers=22,
+                                       num_attention_heads=16, num_key_value_heads=1, head_dim=128, vocab_size=100352,
+                                       tie_word_embeddings=False, rope_theta=500000.0, max_position_embeddings=16384)),
+    "mistral-2b-kv3-14l": ("mistral", dict(hidden_size=3072, intermediate_size=8448, num_hidden_layers=14,
+                                           num_attention_heads=24, num_key_value_heads=3, head_dim=128,
+                                           vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                           max_position_embeddings=32768, sliding_window=None)),
+    "qwen2-2b-kv1-23l": ("qwen2", dict(hidden_size=2304, intermediate_size=7936, num_hidden_layers=23,
+                                       num_attention_heads=18, num_key_value_heads=1, vocab_size=151936,
+                                       tie_word_embeddings=True, rope_theta=1000000.0, max_position_embeddings=32768)),
+    "qwen3-2b-kv1-17l": ("qwen3", dict(hidden_size=2560, intermediate_size=7168, num_hidden_layers=17,
+                                       num_attention_heads=20, num_key_value_heads=1, head_dim=128,
+                                       vocab_size=151936, tie_word_embeddings=True, rope_theta=1000000.0,
+                                       max_position_embeddings=40960)),
+    "phi3-1b-kv8-22l": ("phi3", dict(hidden_size=2048, intermediate_size=5376, num_hidden_layers=22,
+                                     num_attention_heads=16, num_key_value_heads=8, vocab_size=32064,
+                                     tie_word_embeddings=False, max_position_embeddings=16384,
+                                     original_max_position_embeddings=16384, sliding_window=None, pad_token_id=0)),
+    "llama-2b-kv6-16l-h3072": ("llama", dict(hidden_size=3072, intermediate_size=9984, num_hidden_layers=16,
+                                             num_attention_heads=24, num_key_value_heads=6, head_dim=128,
+                                             vocab_size=64256, tie_word_embeddings=False, rope_theta=500000.0,
+                                             max_position_embeddings=16384)),
+    "mistral-2b-kv2-14l-f8192": ("mistral", dict(hidden_size=3072, intermediate_size=8192, num_hidden_layers=14,
+                                                 num_attention_heads=24, num_key_value_heads=2, head_dim=128,
+                                                 vocab_size=32768, tie_word_embeddings=False, rope_theta=1000000.0,
+                                                 max_position_embeddings=32768, sliding_window=None)),
     # h200x2/hf-tp-holdout5 (HOLDOUT.md): four layouts never run, drawn in the sixteenth session with
     # draw_tp_holdout5.py (KV heads even, for two GPUs), run by hf_tp.py --set holdout5
     "llama-2b-kv2-20l-f7680": ("llama", dict(hidden_size=2304, intermediate_size=7680, num_hidden_layers=20,
@@ -993,6 +1021,14 @@ SETS = {
         cache_variants=[],
         dynamic=[(5, 1300), (7, 1000)],
         prefill=[(4, 290), (2, 260), (4, 260), (1, 3100)],
+    ),
+    "holdout24": dict(
+        models="llama-2b-kv1-22l,mistral-2b-kv3-14l,qwen2-2b-kv1-23l,qwen3-2b-kv1-17l,phi3-1b-kv8-22l,"
+        "llama-2b-kv6-16l-h3072,mistral-2b-kv2-14l-f8192",
+        decode=[(7, 2100)],
+        cache_variants=[],
+        dynamic=[(5, 1000), (8, 1700)],
+        prefill=[(2, 350), (3, 200), (3, 350), (1, 2500)],
     ),
 }
 KV_BUDGET = 40e9  # bytes of KV cache a case may allocate
