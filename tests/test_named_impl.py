@@ -260,6 +260,7 @@ def test_impl_commands() -> None:
         "h200/impl-holdout21",
         "h200/impl-holdout22",
         "h200/impl-holdout23",
+        "h200/impl-holdout24",
         "h100/impl-dev4-qwen3",
     ],
 )

@@ -3,9 +3,11 @@ time, with the band computed as make_bands.py computes it but without the set's 
 the figure is the same before and after the set joins roofcalc/bands.json).
 
     python3 validation/expected/band_coverage.py h200/host6
+    python3 validation/expected/band_coverage.py h200/impl-holdout23
 
 reads every `report-*-registry.json` under validation/expected whose `source` lies in that folder
-(e.g. h200/host6/llm-decode.json), and for each case the band of its kind and, for a step issued
+(e.g. h200/host6/llm-decode.json), or the named-implementation report of that set
+(`named_report.py`: e.g. h200/impl-holdout24, its registry ratios), and for each case the band of its kind and, for a step issued
 from Python, its pace (roofcalc.summary.band_for's lookup order), then prints, by kind and pace,
 the cases whose measured / expected lies within [low, high]. A p5-p95 band should hold about 90%.
 No GPU needed.
@@ -27,9 +29,11 @@ from roofcalc.summary import pace  # noqa: E402
 
 
 def bands_without(root: Path, folder: str) -> dict[str, dict[str, object]]:
-    """make_bands's registry bands (op kinds, LLM kinds and their paces) without the reports of
-    the measurements under ``folder``."""
-    return {k: make_bands._band(xs) for k, xs in make_bands.collect(root, leave_out=folder).items()}
+    """make_bands's registry bands (op kinds, LLM kinds and their paces, the named implementations'
+    kinds and paces) without the reports of the measurements under ``folder`` or of that named set."""
+    ratios = make_bands.collect(root, leave_out=folder)
+    ratios.update(make_bands.collect_named(root, set(), {}, leave_out=folder))
+    return {k: make_bands._band(xs) for k, xs in ratios.items()}
 
 
 def coverage(root: Path, folder: str) -> dict[str, object]:
@@ -52,6 +56,19 @@ def coverage(root: Path, folder: str) -> dict[str, object]:
             inside = float(band["low"]) <= r <= float(band["high"])  # type: ignore[arg-type]
             tally = rows.setdefault(keyed if keyed in bands else k, [0, 0])
             tally[0] += inside
+            tally[1] += 1
+    for f in sorted(root.rglob("named-*.json")):
+        rep = json.loads(f.read_text())
+        if rep["set"] != folder:
+            continue
+        for row in rep["cases"]:
+            keys = make_bands.named_keys(row)
+            keyed = keys[-1] if keys[-1] in bands else keys[0]
+            band = bands.get(keyed)
+            if band is None:
+                continue
+            tally = rows.setdefault(keyed, [0, 0])
+            tally[0] += float(band["low"]) <= float(row["ratio"]) <= float(band["high"])  # type: ignore[arg-type]
             tally[1] += 1
     return {
         "set": folder,

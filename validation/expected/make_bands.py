@@ -120,34 +120,43 @@ RECORDS_AUTOGRAD = {"hf", "hf-dynamic"}
 NAMED_OP = {"graphs": "decode", "python": "decode", "prefill": "prefill"}
 
 
-def collect_named(root: Path, fresh: set[str], cards: dict[str, set[str]]) -> dict[str, list[float]]:
+def named_keys(row: dict) -> tuple[str, ...]:
+    """The band keys a named-implementation row counts under: the kind `roofcalc op` looks the step
+    up by (DynamicCache decode with cuDNN's plans cached apart) and, for a step issued from Python,
+    that kind under whose time paces it in the model (the host's, also where the host would at the
+    slow end of the card's hosts, or the GPU's): the host's speed moves between processes, the
+    GPU's far less."""
+    graphs = row["kind"] == "graphs"
+    step = {
+        "impl": row["impl"],
+        "cuda_graphs": graphs,
+        "gpus": row.get("gpus", 1),
+        "cudnn_plans_cached": row.get("cudnn_plans_cached", False),
+    }
+    k = band_kind(NAMED_OP[row["kind"]], step)
+    paced = pace(row.get("limiter"), row.get("host_exposed"))
+    return (k, f"{k}/{paced}") if not graphs and paced else (k,)
+
+
+def collect_named(
+    root: Path, fresh: set[str], cards: dict[str, set[str]], leave_out: str | None = None
+) -> dict[str, list[float]]:
     """The named implementations (named_report.py): measured / expected with registry figures, by
     the band key `roofcalc op` looks up; kinds with a fresh hold-out case go into ``fresh``, the
-    cards each kind was measured on into ``cards``."""
+    cards each kind was measured on into ``cards``; the set ``leave_out`` (e.g. h200/impl-holdout24)
+    left out."""
     ratios: dict[str, list[float]] = {}
     for f in sorted(root.rglob("named-*.json")):
         rep = json.loads(f.read_text())
+        if rep["set"] == leave_out:
+            continue
         for row in rep["cases"]:
             if rep["set"] in PROFILED and row["kind"] != "graphs":
                 continue
             graphs = "graphs" if row["kind"] == "graphs" else "python"
-            # the key `roofcalc op` looks the step up by (DynamicCache decode with cuDNN's plans
-            # cached apart)
-            step = {
-                "impl": row["impl"],
-                "cuda_graphs": graphs == "graphs",
-                "gpus": row.get("gpus", 1),
-                "cudnn_plans_cached": row.get("cudnn_plans_cached", False),
-            }
-            k = band_kind(NAMED_OP[row["kind"]], step)
-            # a step issued from Python also under whose time paces it in the model (the host's
-            # or the GPU's): the host's speed moves between processes, the GPU's far less
-            paced = (
-                [f"{k}/{pace(row['limiter'], row.get('host_exposed'))}"]
-                if graphs == "python" and row.get("limiter")
-                else []
-            )
-            for key in (k, *paced):
+            keys = named_keys(row)
+            k = keys[0]
+            for key in keys:
                 ratios.setdefault(key, []).append(float(row["ratio"]))
                 cards.setdefault(key, set()).add(card_of(rep["set"]))
                 if rep["role"].get(row["kind"]) == "hold-out":

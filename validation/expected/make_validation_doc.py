@@ -285,6 +285,7 @@ NAMED_SETS = (
     "h200/impl-holdout21",
     "h200/impl-holdout22",
     "h200/impl-holdout23",
+    "h200/impl-holdout24",
     "h100/impl-dev4-qwen3",
     "h100x2/impl-tp1",
     "h100x2/hf-tp-dev",
