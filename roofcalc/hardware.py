@@ -797,14 +797,20 @@ def _base_part(cal: Hardware) -> Hardware | None:
 
 def _completed(cal: Hardware) -> Hardware:
     """A calibration file, however it is named (--calibration, --hw, --hw-file), with the figures
-    the probe does not measure taken from its registry part: the power-limited rate (as a ratio)
-    and the cuBLAS kernels' steps (as they stand). A base outside the registry leaves it as it is."""
+    the probe does not measure taken from its registry part: the power-limited rate (as a ratio),
+    the cuBLAS kernels' steps (as they stand) and the slow end of the card's hosts (torch_op_slow_s:
+    one machine's probe times its host once, and that host moves between states like the others).
+    A base outside the registry leaves it as it is."""
     if cal.calibration is None:
         return cal
     part = _base_part(cal)
     if part is None:
         return cal
-    return _with_base_cublas_figures(_with_base_power_figure(cal, part), part)
+    done = _with_base_cublas_figures(_with_base_power_figure(cal, part), part)
+    slow = part.expected.torch_op_slow_s
+    if slow is not None and done.expected.torch_op_slow_s is None:
+        done = _borrowed(done, part, {"torch_op_slow_s": slow})
+    return done
 
 
 def _borrowed(cal: Hardware, part: Hardware, figs: dict[str, Any]) -> Hardware:

@@ -462,6 +462,7 @@ def evaluate(
     if exp is not None and parts:
         parts = _expected_by_part(parts, exp)
 
+    exposed = _host_exposed(hw, exp) if exp else None
     result = RooflineResult(
         op=opdef.name,
         hardware=hw.id,
@@ -499,9 +500,13 @@ def evaluate(
         expected_kernels=exp.kernels if exp else [],
         expected_launch=exp.launch if exp else None,
         expected_limiter=exp.limiter if exp else None,
-        expected_host_exposed=_host_exposed(opdef, env, hw, dtype, exp) if exp else None,
+        expected_host_exposed=exposed,
         headroom=(exp.seconds / predicted) if exp and predicted > 0 else None,
-        expected_notes=exp.notes if exp else [] if _measured(hw) or not expected else [_no_figures_note(hw)],
+        expected_notes=[*exp.notes, *_exposed_note(hw, exp, exposed)]
+        if exp
+        else []
+        if _measured(hw) or not expected
+        else [_no_figures_note(hw)],
         bound_s=predicted,
         expected_figures=_figures_by_kind(hw, (values.get("impl"), opdef.name) if opdef.presets else None)
         if exp is not None
@@ -686,14 +691,30 @@ def _kernel(opdef: OpDef, i: int, kd: Any, env: dict[str, Value], dtype: str) ->
     )
 
 
-def _host_exposed(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str, exp: Any) -> bool | None:
+def _exposed_note(hw: Hardware, exp: Any, exposed: bool | None) -> list[str]:
+    """A step the GPU paces at the card's host figure that a slow host would pace: why its band is
+    the host-paced steps' (the terms show the GPU's kernels)."""
+    slow = hw.expected.torch_op_slow_s if hw.expected is not None else None
+    if not exposed or exp.limiter == "host" or slow is None:
+        return []
+    return [
+        f"the GPU paces this step at the card's host figure, but a host at the slow end of the card's hosts "
+        f"({slow.value * 1e6:.1f} us an op, torch_op_slow_s) would pace it: lenders' hosts move between a fast "
+        "and a slow state within seconds, so its band is that of the steps the host paces"
+    ]
+
+
+def _host_exposed(hw: Hardware, exp: Any) -> bool | None:
     """Whether the host's speed can pace a step issued from Python: its host paces it in the model,
     or would with the host at the slow end of the card's hosts (torch_op_slow_s). A lender's host
     runs in a fast or a slow state and moves between them within seconds, so a step whose GPU only
     just outlasts the host's issue spreads as the host-paced ones do (validation/expected/host_slow.py).
-    None for a step not issued from Python, where the card gives no slow end, or where the host's
-    pace is the implementation's own (--host-layer)."""
-    if exp.launch != "eager":
+    The host's issue is in proportion to its op (compose: every host cost is so many ops, a hardware
+    file's compiled figures scaled with it as validation.with_host_op scales them), so the slow
+    host's step is max(busy, issue x slow / op + after), host-paced as compose reads it: its wait
+    over a tenth of the step. None for a step not issued from Python, where the card gives no slow
+    end, or where the host's pace is the implementation's own (--host-layer)."""
+    if exp.launch != "eager" or exp.host_side is None:
         return None
     if exp.limiter == "host":
         return True
@@ -702,11 +723,9 @@ def _host_exposed(opdef: OpDef, env: dict[str, Value], hw: Hardware, dtype: str,
         return None
     if e.torch_op_slow_s.value <= e.torch_op_floor_s.value:
         return False
-    from .validation import with_host_op
-
-    slow = with_host_op(hw, e.torch_op_slow_s.value, "the slow end of the card's hosts")
-    again = _expected(opdef, env, slow, dtype, exp.launch, [])
-    return again is not None and again.limiter == "host"
+    issue, after, busy = exp.host_side
+    step = max(busy, issue * e.torch_op_slow_s.value / e.torch_op_floor_s.value + after)
+    return bool(step - busy > 0.1 * step)
 
 
 def _expected(

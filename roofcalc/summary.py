@@ -109,9 +109,15 @@ def band_for(
     kind = band_kind(op, params)
     if not (limiter and "/python/" in kind):
         return band_named(kind)
+
+    def enough(b: Band | None) -> Band | None:
+        # a split band only where it has the cases for percentiles (a few cases' min-max is no
+        # band: tensor parallelism's host-paced fused prefill had 2): else the kind's own
+        return b if b is not None and b.spread == "p5-p95" else None
+
     # a step the GPU paces does not move with the host's figure: its band stays that of such steps
-    layered = band_named(f"{kind}/host/host-layer") if host_layer and pace(limiter) == "host" else None
-    return layered or band_named(f"{kind}/{pace(limiter, exposed)}") or band_named(kind)
+    layered = enough(band_named(f"{kind}/host/host-layer")) if host_layer and pace(limiter) == "host" else None
+    return layered or enough(band_named(f"{kind}/{pace(limiter, exposed)}")) or band_named(kind)
 
 
 def band_named(kind: str) -> Band | None:

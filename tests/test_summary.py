@@ -168,8 +168,32 @@ def test_a_step_the_slow_host_would_pace_takes_the_host_band() -> None:
     graphs = roofcalc.analyze("decode", "h200", model="llama-3.1-8b", batch=3, context=1024, cuda_graphs=True)
     assert graphs.expected_host_exposed is None
     cli = ("op", "prefill", "--model", "llama-3.1-8b", "--batch", "3", "--engine", "compiled", "--hw", "h200")
-    assert run_json(*cli, "--seq", "128")["summary"]["band"]["kind"] == "prefill/reference-compiled/python/1gpu/host"
+    doc = run_json(*cli, "--seq", "128")
+    assert doc["summary"]["band"]["kind"] == "prefill/reference-compiled/python/1gpu/host"
+    # the terms show the GPU's kernels: a note says why the band is the host-paced steps'
+    assert any("slow end of the card's hosts" in n for n in doc["expected_notes"])
     assert run_json(*cli, "--seq", "1024")["summary"]["band"]["kind"] == "prefill/reference-compiled/python/1gpu/gpu"
+    # a calibration (one machine's probe) takes the slow end from its registry part
+    cal = str(Path(__file__).resolve().parent.parent / "validation" / "probe" / "h200" / "calibration.yaml")
+    calibrated = run_json(*cli, "--seq", "128", "--calibration", cal)
+    assert calibrated["expected_host_exposed"] is True
+    assert calibrated["summary"]["band"]["kind"] == "prefill/reference-compiled/python/1gpu/host"
+
+
+def test_a_split_band_of_few_cases_is_not_printed() -> None:
+    """Tensor parallelism's host-paced fused prefill: bands.json holds fewer than 20 such cases (a
+    min-max of two steps, 1.53-1.84, which would not even contain the expected time); the step
+    prints its kind's whole band instead, which contains 1."""
+    from roofcalc.summary import band_named
+
+    few = band_named("prefill/fused/python/tp/host")
+    assert few is not None and few.cases < 20 and few.spread == "min-max"
+    doc = run_json(
+        "op", "prefill", "--model", "llama-3.1-8b", "--batch", "1", "--seq", "128", "--impl", "fused", "--gpus", "2"
+    )
+    assert doc["expected_host_exposed"] is True
+    band = doc["summary"]["band"]
+    assert band["kind"] == "prefill/fused/python/tp" and band["low"] <= 1 <= band["high"]
 
 
 def test_usable_memory_by_hand() -> None:

@@ -196,6 +196,7 @@ def compose(
     body = sum(e.seconds * e.count for e in ests)
     host_wait = 0.0
     n_compiled = 0  # kernels launched from compiled functions (eager launch)
+    host_side: tuple[float, float, float] | None = None
     terms: list[Term] = []
     n = sum(e.count for e in ests)
     for e in ests:
@@ -221,7 +222,7 @@ def compose(
             else host_ops * c.torch_floor + host_ops_native * native_floor
         )
         native_s = host_ops_native * native_floor if native_floor != c.torch_floor else 0.0
-        total, host_wait, n_compiled, ests = _eager_total(c, ests, body, entries, terms, host_s, native_s)
+        total, host_wait, n_compiled, ests, host_side = _eager_total(c, ests, body, entries, terms, host_s, native_s)
     # the host's wait (eager steps the host cannot issue fast enough) is its own share, apart
     # from the kernels' launch floors
     share: dict[str, float] = {"launch": total - body - host_wait, "host": host_wait}
@@ -233,7 +234,14 @@ def compose(
     limiter = "host" if host_paced else max(share, key=lambda key: share[key])
     notes = _notes(hw, c, ests, host_paced, n_compiled)
     return Expected(
-        seconds=total, limiter=limiter, terms=terms, kernels=ests, launch=launch, calibrated=c.calibrated, notes=notes
+        seconds=total,
+        limiter=limiter,
+        terms=terms,
+        kernels=ests,
+        launch=launch,
+        calibrated=c.calibrated,
+        notes=notes,
+        host_side=host_side if launch == "eager" else None,
     )
 
 
@@ -335,11 +343,11 @@ def _eager_total(
     terms: list[Term],
     host_s: float = 0.0,
     native_s: float = 0.0,
-) -> tuple[float, float, int, list[KernelEstimate]]:
+) -> tuple[float, float, int, list[KernelEstimate], tuple[float, float, float]]:
     """PyTorch ops issued from Python (and ``entries`` calls into compiled functions): the step's
-    time, the host's wait beyond the GPU's work, the kernels launched from compiled code, and
-    the kernels with their share of that wait; the launch floor and host issue appended to
-    ``terms``."""
+    time, the host's wait beyond the GPU's work, the kernels launched from compiled code, the
+    kernels with their share of that wait, and (the host's issue, the kernels after its last, the
+    GPU's busy time); the launch floor and host issue appended to ``terms``."""
     n = sum(e.count for e in ests)
     # Python issues the ops one after another while the GPU works through the queue: the
     # host runs ahead during long kernels and the GPU waits for it during short ones, so
@@ -400,7 +408,7 @@ def _eager_total(
                 + f", {host_wait * 1e3:.2f} ms more than the GPU's work, which waits for them",
             )
         )
-    return total, host_wait, n_compiled, ests
+    return total, host_wait, n_compiled, ests, (host_total, tail, gpu_total)
 
 
 def _host_issued(c: Card, n_host: int, n_coll: int, n_compiled: int, entries: int) -> str:

@@ -58,6 +58,10 @@ class Expected(Record):
     launch: Launch
     calibrated: bool
     notes: list[str] = field(default_factory=list)
+    # a step issued from Python (launch "eager"): the host's issue, the kernels run after its last
+    # issue, and the GPU's busy time (s); the step takes max(busy, issue + after). The host's issue
+    # is in proportion to its op (torch_op_floor_s) where no implementation pace is given
+    host_side: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)

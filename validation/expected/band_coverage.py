@@ -50,11 +50,13 @@ def coverage(root: Path, folder: str) -> dict[str, object]:
                 continue
             paced = pace(case.get("limiter"), case.get("host_exposed"))
             keyed = f"{k}/{paced}" if "/python/" in k and paced else k
-            band = bands.get(keyed) or bands.get(k)
+            if keyed not in bands or bands[keyed]["spread"] != "p5-p95":  # as summary.band_for
+                keyed = k
+            band = bands.get(keyed)
             if band is None:
                 continue
             inside = float(band["low"]) <= r <= float(band["high"])  # type: ignore[arg-type]
-            tally = rows.setdefault(keyed if keyed in bands else k, [0, 0])
+            tally = rows.setdefault(keyed, [0, 0])
             tally[0] += inside
             tally[1] += 1
     for f in sorted(root.rglob("named-*.json")):
@@ -63,7 +65,7 @@ def coverage(root: Path, folder: str) -> dict[str, object]:
             continue
         for row in rep["cases"]:
             keys = make_bands.named_keys(row)
-            keyed = keys[-1] if keys[-1] in bands else keys[0]
+            keyed = keys[-1] if keys[-1] in bands and bands[keys[-1]]["spread"] == "p5-p95" else keys[0]
             band = bands.get(keyed)
             if band is None:
                 continue
