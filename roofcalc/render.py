@@ -17,6 +17,15 @@ if TYPE_CHECKING:
     from .roofline import RooflineResult
 
 
+# how the expected time was timed (RooflineResult.expected_launch), in the terms table's title
+LAUNCH_WORDS = {
+    "event": "CUDA events",  # one op timed between two events
+    "stream": "one stream",  # back to back on a stream
+    "graph": "CUDA graph",  # replayed from a graph
+    "eager": "from Python",  # each kernel issued from Python
+}
+
+
 def esc(value: object) -> str:
     """User-supplied text (names, notes, sources, messages) made safe for Rich: control
     characters replaced, markup escaped, so '[/x]' or '[blink]' in a name is printed as is."""
@@ -202,7 +211,8 @@ def expected_block(c: Console, r: RooflineResult, terms: bool = True) -> None:
     if r.host_figure:
         where += f"; {r.host_figure}"
     t = Table(
-        title=f"expected on this card ({esc(r.expected_launch or '')} timing, {where})",
+        title=f"expected on this card ({esc(LAUNCH_WORDS.get(r.expected_launch or '', r.expected_launch or ''))}, "
+        f"{where})",
         title_justify="left",
         show_edge=False,
         pad_edge=False,

@@ -698,9 +698,10 @@ def _exposed_note(hw: Hardware, exp: Any, exposed: bool | None) -> list[str]:
     if not exposed or exp.limiter == "host" or slow is None:
         return []
     return [
-        f"the GPU paces this step at the card's host figure, but a host at the slow end of the card's hosts "
-        f"({slow.value * 1e6:.1f} us an op, torch_op_slow_s) would pace it: lenders' hosts move between a fast "
-        "and a slow state within seconds, so its band is that of the steps the host paces"
+        "at the card's host figure the host does not pace this step in the model (its wait, if any, under a "
+        f"tenth of the step), but a host at the slow end of the card's hosts ({slow.value * 1e6:.1f} us an op, "
+        "torch_op_slow_s) would: lenders' hosts move between a fast and a slow state within seconds, so it "
+        "spreads as the steps the host paces do (the band line names the cases it counts)"
     ]
 
 
