@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 import make_bands  # noqa: E402
 
-from roofcalc.summary import pace  # noqa: E402
+from roofcalc.summary import Band, band_for  # noqa: E402
 
 
 def bands_without(root: Path, folder: str) -> dict[str, dict[str, object]]:
@@ -38,40 +38,32 @@ def bands_without(root: Path, folder: str) -> dict[str, dict[str, object]]:
 
 def coverage(root: Path, folder: str) -> dict[str, object]:
     bands = bands_without(root, folder)
+
+    def named(kind: str) -> Band | None:
+        b = bands.get(kind)
+        return None if b is None else Band(kind=kind, sample="", cards="", **b)  # type: ignore[arg-type]
+
     rows: dict[str, list[int]] = {}
+
+    def tally(band: Band | None, ratio: object) -> None:
+        if band is not None and isinstance(ratio, (int, float)):
+            count = rows.setdefault(band.kind, [0, 0])
+            count[0] += band.low <= ratio <= band.high
+            count[1] += 1
+
     for f in sorted(root.rglob("*-registry.json")):
         rep = json.loads(f.read_text())
-        if not str(rep.get("source", "")).startswith(folder + "/"):
-            continue
-        for case in rep.get("cases", []):
-            r = case.get("ratio")
-            k = make_bands.kind_of(case)
-            if k is None or not isinstance(r, (int, float)):
-                continue
-            paced = pace(case.get("limiter"), case.get("host_exposed"))
-            keyed = f"{k}/{paced}" if "/python/" in k and paced else k
-            if keyed not in bands or bands[keyed]["spread"] != "p5-p95":  # as summary.band_for
-                keyed = k
-            band = bands.get(keyed)
-            if band is None:
-                continue
-            inside = float(band["low"]) <= r <= float(band["high"])  # type: ignore[arg-type]
-            tally = rows.setdefault(keyed, [0, 0])
-            tally[0] += inside
-            tally[1] += 1
+        if str(rep.get("source", "")).startswith(folder + "/"):
+            for case in rep.get("cases", []):
+                if make_bands.kind_of(case) is not None:
+                    args = (case.get("limiter"), False, case.get("host_exposed"), named)
+                    tally(band_for(case["op"], case.get("params") or {}, *args), case.get("ratio"))
     for f in sorted(root.rglob("named-*.json")):
         rep = json.loads(f.read_text())
-        if rep["set"] != folder:
-            continue
-        for row in rep["cases"]:
-            keys = make_bands.named_keys(row)
-            keyed = keys[-1] if keys[-1] in bands and bands[keys[-1]]["spread"] == "p5-p95" else keys[0]
-            band = bands.get(keyed)
-            if band is None:
-                continue
-            tally = rows.setdefault(keyed, [0, 0])
-            tally[0] += float(band["low"]) <= float(row["ratio"]) <= float(band["high"])  # type: ignore[arg-type]
-            tally[1] += 1
+        if rep["set"] == folder:
+            for row in rep["cases"]:
+                args = (row.get("limiter"), False, row.get("host_exposed"), named)
+                tally(band_for(*make_bands.named_step(row), *args), row["ratio"])
     return {
         "set": folder,
         "what": "cases within the band roofcalc op prints (p5-p95 of the registry reports without this set)",

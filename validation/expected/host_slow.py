@@ -21,24 +21,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+from make_bands import percentile  # noqa: E402
+
 # the hold-out that tested the figure and the one measured after it, unopened (validation/HOLDOUT.md):
 # their host records stay out of it
 HELD_OUT = ("h200/host6/", "h200/host7/")
 Q = 0.95
-
-
-def percentile(xs: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    s = sorted(xs)
-    pos = (len(s) - 1) * q
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
 def bench_records(card: str) -> dict[str, list[float]]:
@@ -73,7 +68,6 @@ def bench_records(card: str) -> dict[str, list[float]]:
 
 def pool_records() -> dict[str, list[float]]:
     """impl_bench.py's hot loops around the H200 implementation sets' steps (host_pool.py's)."""
-    sys.path.insert(0, str(HERE))
     import host_pool
 
     return {f"traces/h200/{s}": host_pool.around_steps(s) for s in host_pool.POOLED}

@@ -120,22 +120,26 @@ RECORDS_AUTOGRAD = {"hf", "hf-dynamic"}
 NAMED_OP = {"graphs": "decode", "python": "decode", "prefill": "prefill"}
 
 
-def named_keys(row: dict) -> tuple[str, ...]:
-    """The band keys a named-implementation row counts under: the kind `roofcalc op` looks the step
-    up by (DynamicCache decode with cuDNN's plans cached apart) and, for a step issued from Python,
-    that kind under whose time paces it in the model (the host's, also where the host would at the
-    slow end of the card's hosts, or the GPU's): the host's speed moves between processes, the
-    GPU's far less."""
-    graphs = row["kind"] == "graphs"
+def named_step(row: dict) -> tuple[str, dict]:
+    """The op and parameters `roofcalc op` looks a named-implementation row's band up by
+    (DynamicCache decode with cuDNN's plans cached apart)."""
     step = {
         "impl": row["impl"],
-        "cuda_graphs": graphs,
+        "cuda_graphs": row["kind"] == "graphs",
         "gpus": row.get("gpus", 1),
         "cudnn_plans_cached": row.get("cudnn_plans_cached", False),
     }
-    k = band_kind(NAMED_OP[row["kind"]], step)
+    return NAMED_OP[row["kind"]], step
+
+
+def named_keys(row: dict) -> tuple[str, ...]:
+    """The band keys a named-implementation row counts under: its kind (named_step) and, for a
+    step issued from Python, that kind under whose time paces it in the model (the host's, also
+    where the host would at the slow end of the card's hosts, or the GPU's): the host's speed
+    moves between processes, the GPU's far less."""
+    k = band_kind(*named_step(row))
     paced = pace(row.get("limiter"), row.get("host_exposed"))
-    return (k, f"{k}/{paced}") if not graphs and paced else (k,)
+    return (k, f"{k}/{paced}") if row["kind"] != "graphs" and paced else (k,)
 
 
 def collect_named(
